@@ -1,0 +1,173 @@
+"""The Jupyter server extension: configuration and wiring, no behaviour.
+
+Everything the endpoint needs is built once here and hangs off this object (tests run several
+servers in one process, so nothing lives in module globals).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from typing import Any
+
+from jupyter_server.extension.application import ExtensionApp
+from jupyter_server.utils import url_path_join
+from traitlets import Bool, Float, Int, List, Unicode, validate
+
+from ._version import __version__
+from .contents import ContentsAdapter
+from .event_store import MemoryEventStore
+from .handlers import MCPHandler
+from .rooms import RoomsAdapter
+from .server import build_server, build_session_manager
+from .sessions import ManagerRunner
+from .tools.registry import GROUPS
+
+
+class JupyterNotebookMCP(ExtensionApp):
+    """Serves a Model Context Protocol endpoint at ``{base_url}mcp`` on the Jupyter server."""
+
+    name = "jupyter_notebook_mcp"
+    description = "MCP endpoint for AI agents working in live, collaborative notebooks."
+    load_other_extensions = True
+    version = __version__
+
+    tool_groups = List(
+        Unicode(),
+        default_value=list(GROUPS),
+        help="""Tool groups to expose, from: notebook, execution, document, history, awareness.
+        Default: all of them. Remove a group to hide all its tools from every client.""",
+    ).tag(config=True)
+
+    read_only = Bool(
+        False,
+        help="""Expose only tools that cannot change anything (reads, listings, searches).
+        Default: False.""",
+    ).tag(config=True)
+
+    session_idle_timeout = Float(
+        1800.0,
+        help="""Seconds after which an MCP session with no request in flight and no open stream is
+        closed; its id then answers 404 and the client starts a new session. 0 disables the
+        timeout. Default: 1800 (30 minutes).""",
+    ).tag(config=True)
+
+    max_sessions = Int(
+        1000,
+        help="""Maximum number of concurrent MCP sessions; a request that would open one more is
+        answered 503 until a session ends. 0 removes the limit. Default: 1000.""",
+    ).tag(config=True)
+
+    event_store_max_events_per_stream = Int(
+        1000,
+        help="""Resumability: events kept per SSE stream for replay after a reconnect
+        (Last-Event-ID); older ones are dropped first. Default: 1000.""",
+    ).tag(config=True)
+
+    event_store_max_streams = Int(
+        1000,
+        help="""Resumability: SSE streams kept in memory across all sessions; the least recently
+        written is dropped first. Default: 1000.""",
+    ).tag(config=True)
+
+    event_store_max_age = Float(
+        600.0,
+        help="""Resumability: seconds an event stays replayable. Default: 600 (10 minutes).""",
+    ).tag(config=True)
+
+    sse_retry_interval = Int(
+        1000,
+        help="""Milliseconds a client should wait before reconnecting a closed SSE stream (sent as
+        the SSE 'retry:' field). Default: 1000.""",
+    ).tag(config=True)
+
+    max_request_body_size = Int(
+        4 * 1024 * 1024,
+        help="""Largest accepted request body in bytes; larger requests are answered 413 before the
+        body is read. Default: 4194304 (4 MiB).""",
+    ).tag(config=True)
+
+    shutdown_timeout = Float(
+        5.0,
+        help="""Seconds the server waits at shutdown for MCP sessions and streams to close before
+        cancelling them. Default: 5.""",
+    ).tag(config=True)
+
+    allow_symlinks_outside_root = Bool(
+        False,
+        help="""Let tools follow symbolic links that lead outside the Jupyter root. Default: False
+        (such paths are refused, although Jupyter's contents manager would follow them).""",
+    ).tag(config=True)
+
+    max_listed_directories = Int(
+        2000,
+        help="""Most directories one listing tool call walks before it reports a truncated result.
+        Default: 2000.""",
+    ).tag(config=True)
+
+    enable_test_fixtures = Bool(
+        False,
+        help="""Register the MCP conformance suite's fixture tools (test_reconnection). For testing
+        only. Default: False.""",
+    ).tag(config=True)
+
+    @validate("tool_groups")
+    def _validate_groups(self, proposal: Any) -> list[str]:
+        unknown = sorted(set(proposal["value"]) - set(GROUPS))
+        if unknown:
+            raise ValueError(f"unknown tool groups {unknown}; known groups: {', '.join(GROUPS)}")
+        return list(proposal["value"])
+
+    def initialize_settings(self) -> None:
+        assert self.serverapp is not None, "the extension is linked to a server before its settings are built"
+        self.principal_key: bytes = secrets.token_bytes(32)
+        if logging.getLogger("mcp").level == logging.NOTSET:
+            # The SDK logs session ids at INFO; keep them out of Jupyter's log unless asked for.
+            logging.getLogger("mcp").setLevel(logging.WARNING)
+        contents = ContentsAdapter(
+            self.serverapp.contents_manager,
+            allow_symlinks_outside_root=self.allow_symlinks_outside_root,
+            max_directories=self.max_listed_directories,
+        )
+        rooms = RoomsAdapter(self.serverapp)
+        self.mcp_server, self.tool_names = build_server(
+            contents=contents,
+            rooms=rooms,
+            groups=self.tool_groups,
+            read_only=self.read_only,
+            test_fixtures=self.enable_test_fixtures,
+        )
+        self.event_store = MemoryEventStore(
+            max_events_per_stream=self.event_store_max_events_per_stream,
+            max_streams=self.event_store_max_streams,
+            max_age=self.event_store_max_age,
+        )
+        manager = build_session_manager(
+            self.mcp_server,
+            event_store=self.event_store,
+            retry_interval_ms=self.sse_retry_interval or None,
+            session_idle_timeout=self.session_idle_timeout or None,
+            max_sessions=self.max_sessions or None,
+            max_request_body_size=self.max_request_body_size,
+        )
+        self.runner = ManagerRunner(manager, shutdown_timeout=self.shutdown_timeout)
+
+    def initialize_handlers(self) -> None:
+        self.handlers.append((r"/mcp/?", MCPHandler, {"extension": self}))
+
+    @property
+    def mcp_url(self) -> str:
+        assert self.serverapp is not None
+        return str(url_path_join(self.serverapp.connection_url, "mcp"))
+
+    async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
+        await self.runner.ensure_started()
+        self.log.info(
+            "MCP endpoint: %s (%d tools) - connect an MCP client with the header "
+            "'Authorization: Bearer <your Jupyter token>' ('jupyter server list' shows the token)",
+            self.mcp_url,
+            len(self.tool_names),
+        )
+
+    async def stop_extension(self) -> None:
+        await self.runner.stop()

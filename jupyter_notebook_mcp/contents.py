@@ -1,0 +1,169 @@
+"""Contents-manager access and our path policy: the only module that talks to the ContentsManager.
+
+Every tool path is an API path relative to the Jupyter root, ``/``-separated. The policy, checked
+before the contents manager is asked anything, is stricter than the manager's own: no ``..``, no
+absolute or drive paths, no backslashes or control characters, no hidden components while the
+server hides them (``ContentsManager.allow_hidden``), and — unless an admin allows it — no path
+that resolves through a symlink to somewhere outside the root (the file contents manager follows
+such links). A refused path is an :class:`InvalidPath` naming the rule and the way out.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import posixpath
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from jupyter_core.utils import ensure_async
+from tornado.web import HTTPError
+
+from .errors import InvalidArgument, InvalidPath, NotFound, PermissionDenied
+
+_GLOB_CHARS = frozenset("*?[")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One file or directory as the contents manager describes it (no content)."""
+
+    path: str
+    name: str
+    type: str  # "notebook", "file" or "directory"
+    size: int | None
+    last_modified: str | None
+    writable: bool
+
+
+class ContentsAdapter:
+    """Path policy and listing over a Jupyter ContentsManager (sync or async)."""
+
+    def __init__(self, manager: Any, *, allow_symlinks_outside_root: bool = False, max_directories: int = 2000):
+        self.manager = manager
+        self.allow_symlinks_outside_root = allow_symlinks_outside_root
+        self.max_directories = max_directories
+
+    # -- policy ---------------------------------------------------------------------------------
+    def normalize(self, path: str, *, allow_root: bool = False) -> str:
+        """Return the canonical API path for ``path`` or raise :class:`InvalidPath`."""
+        if not isinstance(path, str):
+            raise InvalidArgument("path must be a string")
+        if any(ord(c) < 32 for c in path) or "\\" in path:
+            raise InvalidPath(f"path {path!r} contains a backslash or control character: use '/' separators")
+        if path.startswith("/") or (len(path) > 1 and path[1] == ":"):
+            raise InvalidPath(
+                f"path {path!r} is absolute: give a path relative to the Jupyter root, like 'work/analysis.ipynb'"
+            )
+        parts = [p for p in path.split("/") if p not in ("", ".")]
+        if ".." in parts:
+            raise InvalidPath(f"path {path!r} leaves the Jupyter root ('..' is not allowed)")
+        if not getattr(self.manager, "allow_hidden", False) and any(p.startswith(".") for p in parts):
+            raise InvalidPath(
+                f"path {path!r} is hidden (a component starts with '.'); the server does not expose hidden files"
+            )
+        normalized = "/".join(parts)
+        if not normalized and not allow_root:
+            raise InvalidArgument("path is empty: name a file relative to the Jupyter root")
+        self._check_symlinks(normalized, path)
+        return normalized
+
+    def _check_symlinks(self, normalized: str, original: str) -> None:
+        root = getattr(self.manager, "root_dir", None)
+        if self.allow_symlinks_outside_root or not isinstance(root, str):
+            return
+        real_root = os.path.realpath(root)
+        real = os.path.realpath(os.path.join(root, *normalized.split("/")))
+        if os.path.commonpath([real_root, real]) != real_root:
+            raise InvalidPath(f"path {original!r} resolves outside the Jupyter root (through a symbolic link)")
+
+    # -- queries --------------------------------------------------------------------------------
+    async def kind(self, path: str) -> str | None:
+        """``"notebook"``, ``"file"`` or ``"directory"`` for an existing path, else None."""
+        normalized = self.normalize(path, allow_root=True)
+        if await ensure_async(self.manager.dir_exists(normalized)):
+            return "directory"
+        if normalized and await ensure_async(self.manager.file_exists(normalized)):
+            return "notebook" if normalized.endswith(".ipynb") else "file"
+        return None
+
+    async def walk(self, start: str, *, accept: Any, max_results: int) -> tuple[list[Entry], bool]:
+        """Breadth-first listing under directory ``start``: entries ``accept`` keeps, and truncation.
+
+        Bounded twice — by ``max_results`` and by ``max_directories`` visited — so one call on a
+        huge tree stays cheap; ``truncated`` tells the agent to narrow the filter.
+        """
+        queue: deque[str] = deque([start])
+        found: list[Entry] = []
+        visited = 0
+        while queue:
+            if visited >= self.max_directories:
+                return found, True
+            directory = queue.popleft()
+            visited += 1
+            for child in await self._children(directory):
+                if child.type == "directory" and not self._is_link_outside(child.path):
+                    queue.append(child.path)
+                if accept(child):
+                    if len(found) >= max_results:
+                        return found, True
+                    found.append(child)
+        return found, False
+
+    async def _children(self, directory: str) -> list[Entry]:
+        try:
+            model = await ensure_async(self.manager.get(directory, content=True, type="directory"))
+        except HTTPError as exc:
+            raise _translate(exc, directory) from None
+        children = [_entry(m) for m in model.get("content") or []]
+        children.sort(key=lambda e: (e.type == "directory", e.name))
+        return children
+
+    def _is_link_outside(self, path: str) -> bool:
+        try:
+            self._check_symlinks(path, path)
+        except InvalidPath:
+            return True
+        return False
+
+
+def _entry(model: dict[str, Any]) -> Entry:
+    last_modified: Any = model.get("last_modified")
+    if hasattr(last_modified, "isoformat"):
+        last_modified = last_modified.isoformat()
+    return Entry(
+        path=model["path"],
+        name=model["name"],
+        type=model["type"],
+        size=model.get("size"),
+        last_modified=last_modified,
+        writable=bool(model.get("writable", False)),
+    )
+
+
+def matcher(path_filter: str) -> tuple[str, Any]:
+    """Split a user filter into the directory to walk and a predicate on entry paths.
+
+    A filter with glob characters (``*?[``) matches whole paths (``**/*.md`` style, via fnmatch);
+    otherwise it is a path prefix (``work/`` lists that directory, ``work/da`` what starts so).
+    """
+    cleaned = path_filter.strip().lstrip("./")
+    if any(c in _GLOB_CHARS for c in cleaned):
+        static = cleaned.split("/")
+        base_parts: list[str] = []
+        for part in static[:-1]:
+            if any(c in _GLOB_CHARS for c in part):
+                break
+            base_parts.append(part)
+        return "/".join(base_parts), lambda p: fnmatch.fnmatchcase(p, cleaned)
+    base = cleaned.rstrip("/") if cleaned.endswith("/") else posixpath.dirname(cleaned)
+    return base, lambda p: p.startswith(cleaned)
+
+
+def _translate(exc: HTTPError, path: str) -> Exception:
+    if exc.status_code == 404:
+        return NotFound(f"no such directory {path!r}: list the parent directory to see what exists")
+    if exc.status_code == 403:
+        return PermissionDenied(f"the server refuses access to {path!r}")
+    return InvalidArgument(f"cannot read {path!r}: {exc.log_message or exc.reason or exc.status_code}")

@@ -1,0 +1,128 @@
+"""The ``{base_url}mcp`` handler: Jupyter's auth in front, the MCP SDK behind.
+
+The handler is thin on purpose. It answers what must be answered before the SDK sees a byte:
+Jupyter authentication and authorization on every verb, a 403 for an Origin Jupyter's CORS settings
+do not allow (Jupyter itself waves token requests through and answers 404 otherwise, which MCP
+clients read as "session gone"), and an early 413 for an oversized body (Tornado would otherwise
+buffer up to its own 512 MiB limit before the SDK's 4 MiB check). Everything MCP — sessions,
+SSE, protocol versions, JSON-RPC errors — is the SDK's, reached through the ASGI bridge.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
+
+from jupyter_server.auth.decorator import authorized
+from jupyter_server.base.handlers import APIHandler
+from jupyter_server.utils import origin_matches_pat
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from tornado import web
+
+from .asgi import TornadoASGIBridge
+
+if TYPE_CHECKING:
+    from .app import JupyterNotebookMCP
+
+#: Keys of the ASGI scope ``state`` through which tools find the Jupyter request behind a call.
+STATE_HANDLER = "jupyter_handler"
+STATE_USER = "jupyter_user"
+
+
+@web.stream_request_body
+class MCPHandler(APIHandler):
+    """Serves the MCP Streamable HTTP endpoint (POST, GET, DELETE)."""
+
+    auth_resource = "contents"
+
+    def initialize(self, extension: JupyterNotebookMCP) -> None:
+        self.extension = extension
+        self._chunks: list[bytes] = []
+        self._received = 0
+        self._too_large = False
+        self._bridge: TornadoASGIBridge | None = None
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        if not self._origin_allowed():
+            self.log.warning("MCP: refused request from a disallowed Origin")
+            raise web.HTTPError(403, "Origin not allowed")
+        await super().prepare()
+        if self.request.method == "POST":
+            length = self.request.headers.get("Content-Length")
+            if length is not None and length.isdigit() and int(length) > self.extension.max_request_body_size:
+                raise web.HTTPError(413, "Request body too large")
+
+    def data_received(self, chunk: bytes) -> None:
+        """Collect the body ourselves, dropping it once it is over the limit (chunked uploads)."""
+        self._received += len(chunk)
+        if self._received > self.extension.max_request_body_size:
+            self._too_large = True
+            self._chunks.clear()
+        elif not self._too_large:
+            self._chunks.append(chunk)
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        if self._too_large:
+            raise web.HTTPError(413, "Request body too large")
+        await self._serve()
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        await self._serve()
+
+    @web.authenticated
+    @authorized
+    async def delete(self) -> None:
+        await self._serve()
+
+    def on_connection_close(self) -> None:
+        if self._bridge is not None:
+            self._bridge.connection_closed()
+        super().on_connection_close()
+
+    def finish(self, *args: Any, **kwargs: Any) -> Any:
+        # APIHandler.finish forces application/json; keep the SDK's text/event-stream.
+        kwargs.setdefault("set_content_type", self._headers.get("Content-Type", "application/json"))
+        return super().finish(*args, **kwargs)
+
+    async def _serve(self) -> None:
+        principal = self._principal()
+        user = AuthenticatedUser(AccessToken(token=principal, client_id=principal, scopes=[]))
+        self._bridge = TornadoASGIBridge(
+            self,
+            b"".join(self._chunks),
+            extra_scope={"user": user, "state": {STATE_HANDLER: self, STATE_USER: self.current_user}},
+        )
+        await self._bridge.run(self.extension.runner.handle)
+
+    def _principal(self) -> str:
+        """A stable, non-reversible name for the credential behind this request.
+
+        With Jupyter's default identity provider a token request without a cookie gets a new random
+        anonymous user every time, so the username alone cannot bind a session to its creator; the
+        token can. The SDK answers 404 when a session is used by any other principal.
+        """
+        token = self.identity_provider.get_token(self) or ""
+        username = getattr(self.current_user, "username", "")
+        material = f"token:{token}" if token else f"user:{username}"
+        return hmac.new(self.extension.principal_key, material.encode(), hashlib.sha256).hexdigest()
+
+    def _origin_allowed(self) -> bool:
+        """Jupyter's CORS policy, applied to token requests too (MCP requires 403 for a bad Origin)."""
+        origin = self.request.headers.get("Origin")
+        if origin is None or self.allow_origin == "*":
+            return True
+        origin = origin.lower()
+        if urlparse(origin).netloc == self.request.headers.get("Host", "").lower():
+            return True
+        if self.allow_origin:
+            return bool(self.allow_origin == origin)
+        if self.allow_origin_pat:
+            return bool(origin_matches_pat(self.allow_origin_pat, origin))
+        return False

@@ -1,0 +1,81 @@
+"""Build the MCP server: tools of the enabled groups, instructions, and the session manager."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+
+from ._version import __version__
+from .contents import ContentsAdapter
+from .event_store import MemoryEventStore
+from .rooms import RoomsAdapter
+from .sessions import ScopedSessionManager
+from .tools.documents import document_tools
+from .tools.notebook import notebook_tools
+from .tools.registry import ToolSpec, register
+from .tools.testing import conformance_tools
+
+INSTRUCTIONS = """\
+You are connected to a live Jupyter server. Paths are relative to the Jupyter root and use '/'.
+Notebooks and files may be open in JupyterLab by people editing at the same time as you: read
+before you edit, and address cells by id. Use list_notebooks or list_documents to find files.
+"""
+
+
+def build_server(
+    *,
+    contents: ContentsAdapter,
+    rooms: RoomsAdapter,
+    groups: Iterable[str],
+    read_only: bool,
+    test_fixtures: bool = False,
+) -> tuple[MCPServer, list[str]]:
+    """The MCP server with the tools an admin enabled; returns it and the registered tool names."""
+    server = _quiet_server()
+    specs: list[ToolSpec] = [*notebook_tools(contents, rooms), *document_tools(contents, rooms)]
+    enabled = list(groups)
+    if test_fixtures:
+        specs.extend(conformance_tools())
+        enabled.append("testing")
+    names = register(server, specs, groups=enabled, read_only=read_only)
+    return server, names
+
+
+def build_session_manager(
+    server: MCPServer,
+    *,
+    event_store: MemoryEventStore | None,
+    retry_interval_ms: int | None,
+    session_idle_timeout: float | None,
+    max_sessions: int | None,
+    max_request_body_size: int,
+) -> ScopedSessionManager:
+    """The SDK session manager for our endpoint; Jupyter, not the SDK, guards Host and Origin."""
+    return ScopedSessionManager(
+        server._lowlevel_server,  # MCPServer exposes no public accessor for its low-level server
+        shared_store=event_store,
+        retry_interval=retry_interval_ms,
+        session_idle_timeout=session_idle_timeout,
+        max_sessions=max_sessions,
+        max_request_body_size=max_request_body_size,
+        security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+
+
+def _quiet_server() -> MCPServer:
+    """Construct MCPServer without letting it call ``logging.basicConfig`` on Jupyter's root logger."""
+    root = logging.getLogger()
+    guard: Any = None
+    if not root.handlers:
+        # basicConfig is a no-op when the root logger already has a handler.
+        guard = logging.NullHandler()
+        root.addHandler(guard)
+    try:
+        return MCPServer(name="jupyter-notebook-mcp", version=__version__, instructions=INSTRUCTIONS)
+    finally:
+        if guard is not None:
+            root.removeHandler(guard)

@@ -1,0 +1,108 @@
+"""The SDK's session manager, with per-session event stores, run for the life of the server.
+
+:class:`ScopedSessionManager` gives each stateful session its own view of the shared event store,
+so resumption never crosses sessions (see :mod:`jupyter_notebook_mcp.event_store`), and releases
+the view when the session ends. :class:`ManagerRunner` owns the manager's ``run()`` context: the
+SDK allows entering it once, inside one task, so it lives in a dedicated task started lazily on
+the first request (pytest-jupyter never calls the extension's start hook) and closed with a
+bounded wait when the extension stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from mcp.server.streamable_http import StreamableHTTPServerTransport
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.types import Receive, Scope, Send
+
+from .event_store import MemoryEventStore, ScopedEventStore
+
+log = logging.getLogger(__name__)
+
+
+class ScopedSessionManager(StreamableHTTPSessionManager):
+    """A session manager whose sessions each replay only their own events."""
+
+    def __init__(self, app: Any, *, shared_store: MemoryEventStore | None, **kwargs: Any) -> None:
+        super().__init__(app, event_store=None, **kwargs)
+        self.shared_store = shared_store
+        self._views: dict[str, ScopedEventStore] = {}
+
+    @property
+    def session_count(self) -> int:
+        return len(self._server_instances)
+
+    def _admit_session(self, requestor: Any) -> StreamableHTTPServerTransport | None:
+        transport = super()._admit_session(requestor)
+        if transport is not None and self.shared_store is not None and transport.mcp_session_id:
+            view = self.shared_store.scoped()
+            self._views[transport.mcp_session_id] = view
+            # The transport reads its store from this attribute (mcp 2.3); the manager hands every
+            # transport the same store, which is exactly the cross-session leak we avoid.
+            transport._event_store = view
+        return transport
+
+    async def _discard_session(self, session_id: str, transport: StreamableHTTPServerTransport) -> None:
+        await super()._discard_session(session_id, transport)
+        view = self._views.pop(session_id, None)
+        if view is not None:
+            view.release()
+
+
+class ManagerRunner:
+    """Keeps a session manager's ``run()`` context open in one long-lived task."""
+
+    def __init__(self, manager: ScopedSessionManager, *, shutdown_timeout: float = 5.0) -> None:
+        self.manager = manager
+        self.shutdown_timeout = shutdown_timeout
+        self._task: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._failure: BaseException | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    async def ensure_started(self) -> None:
+        """Start the manager once; later calls wait for the first start to finish."""
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run(), name="jupyter-notebook-mcp")
+        await self._ready.wait()
+        if self._failure is not None:
+            raise RuntimeError("the MCP session manager failed to start") from self._failure
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.ensure_started()
+        await self.manager.handle_request(scope, receive, send)
+
+    async def stop(self) -> None:
+        """End every session and stream; never waits longer than ``shutdown_timeout``."""
+        task = self._task
+        if task is None or task.done():
+            return
+        self._stop.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(task), self.shutdown_timeout)
+        except TimeoutError:
+            log.warning("MCP session manager did not stop within %.1fs; cancelling it", self.shutdown_timeout)
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    async def _run(self) -> None:
+        try:
+            async with self.manager.run():
+                self._ready.set()
+                await self._stop.wait()
+        except BaseException as exc:  # report to waiters, then let the task end
+            self._failure = exc
+            self._ready.set()
+            if not isinstance(exc, Exception | asyncio.CancelledError):
+                raise
+            if not isinstance(exc, asyncio.CancelledError):
+                log.error("MCP session manager stopped with an error: %s", exc)

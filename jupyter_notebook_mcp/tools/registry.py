@@ -1,0 +1,113 @@
+"""How a tool function becomes an MCP tool: grouping, annotations, authorization, errors.
+
+This is the single boundary between our code and the client. Every registered tool is wrapped so
+that, before it runs, the Jupyter authorizer is asked for the permission the tool declares (read or
+write on ``contents``, execute on ``kernels``); and so that, when it fails, a
+:class:`~jupyter_notebook_mcp.errors.NotebookMCPError` becomes an ``isError`` result carrying its
+message while anything unexpected is logged here with its traceback and reaches the client only
+as "internal error" plus a reference to find it in the log.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import secrets
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from jupyter_core.utils import ensure_async
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
+
+from ..errors import NotebookMCPError, PermissionDenied
+from ..handlers import STATE_HANDLER, STATE_USER
+
+log = logging.getLogger(__name__)
+
+GROUPS = ("notebook", "execution", "document", "history", "awareness")
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool function and what the server needs to know to expose it safely."""
+
+    fn: Callable[..., Awaitable[Any]]
+    group: str
+    title: str
+    permission: tuple[str, str]  # (action, resource) for Jupyter's authorizer
+    read_only: bool
+    destructive: bool = False
+    idempotent: bool = True
+
+    @property
+    def name(self) -> str:
+        return self.fn.__name__
+
+    def annotations(self) -> ToolAnnotations:
+        return ToolAnnotations(
+            title=self.title,
+            read_only_hint=self.read_only,
+            destructive_hint=self.destructive,
+            idempotent_hint=self.idempotent,
+            open_world_hint=False,
+        )
+
+
+def register(server: MCPServer, specs: Iterable[ToolSpec], *, groups: Iterable[str], read_only: bool) -> list[str]:
+    """Add the tools of the enabled groups (only read-only ones when ``read_only``); return their names."""
+    enabled = set(groups)
+    names = []
+    for spec in specs:
+        if spec.group not in enabled or (read_only and not spec.read_only):
+            continue
+        server.add_tool(
+            _guarded(spec),
+            name=spec.name,
+            title=spec.title,
+            description=spec.fn.__doc__,
+            annotations=spec.annotations(),
+            structured_output=True,
+        )
+        names.append(spec.name)
+    return names
+
+
+def _guarded(spec: ToolSpec) -> Callable[..., Awaitable[Any]]:
+    """Wrap a tool: authorize first, translate errors after. Keeps the tool's signature."""
+
+    @functools.wraps(spec.fn)
+    async def tool(**kwargs: Any) -> Any:
+        ctx = next((v for v in kwargs.values() if isinstance(v, Context)), None)
+        try:
+            await authorize(ctx, *spec.permission)
+            return await spec.fn(**kwargs)
+        except NotebookMCPError as exc:
+            raise ToolError(str(exc)) from None
+        except ToolError:
+            raise
+        except Exception:
+            ref = secrets.token_hex(4)
+            log.exception("MCP tool %s failed (ref %s)", spec.name, ref)
+            raise ToolError(
+                f"internal error in {spec.name} (ref {ref}); the Jupyter server log has the details"
+            ) from None
+
+    return tool
+
+
+async def authorize(ctx: Context | None, action: str, resource: str) -> None:
+    """Ask Jupyter's authorizer whether the caller behind this request may ``action`` ``resource``."""
+    request = ctx.request_context.request if ctx is not None else None
+    state = getattr(request, "scope", {}).get("state", {}) if request is not None else {}
+    handler = state.get(STATE_HANDLER)
+    user = state.get(STATE_USER)
+    if handler is None or user is None:
+        raise PermissionDenied("this tool can only be called through the Jupyter server's /mcp endpoint")
+    allowed = await ensure_async(handler.authorizer.is_authorized(handler, user, action, resource))
+    if not allowed:
+        raise PermissionDenied(
+            f"user {getattr(user, 'username', '?')!r} is not authorized to {action} {resource} on this server"
+        )
