@@ -50,18 +50,26 @@ class MCPHandler(APIHandler):
             self.log.warning("MCP: refused request from a disallowed Origin")
             raise web.HTTPError(403, "Origin not allowed")
         await super().prepare()
-        if self.request.method == "POST":
-            length = self.request.headers.get("Content-Length")
-            if length is not None and length.isdigit() and int(length) > self.extension.max_request_body_size:
-                raise web.HTTPError(413, "Request body too large")
+        if self.request.method != "POST":
+            return
+        media_type = self.request.headers.get("Content-Type", "").split(";")[0].strip().lower()
+        if media_type != "application/json":
+            # text/plain and form posts are CORS "simple requests": never let them reach the SDK.
+            raise web.HTTPError(415, "Content-Type must be application/json")
+        length = self.request.headers.get("Content-Length", "")
+        if length.isdigit() and int(length) > self.extension.max_request_body_size:
+            # Answer 413 without buffering: the body is drained and dropped (data_received), so the
+            # client reads a clean 413 instead of a reset connection.
+            self._too_large = True
 
     def data_received(self, chunk: bytes) -> None:
-        """Collect the body ourselves, dropping it once it is over the limit (chunked uploads)."""
+        """Collect the body ourselves; past the limit (or a too-large Content-Length) drop it."""
         self._received += len(chunk)
         if self._received > self.extension.max_request_body_size:
             self._too_large = True
+        if self._too_large:
             self._chunks.clear()
-        elif not self._too_large:
+        else:
             self._chunks.append(chunk)
 
     @web.authenticated

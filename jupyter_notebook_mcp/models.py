@@ -42,5 +42,5 @@ class ExistsResult(BaseModel):
     type: DocumentType | None = Field(description="What the path is, or null when it does not exist.")
 
 
-class ReconnectionResult(BaseModel):
+class FixtureResult(BaseModel):
     message: str

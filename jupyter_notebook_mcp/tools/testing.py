@@ -1,4 +1,4 @@
-"""Fixture tools for the MCP conformance suite; registered only when ``enable_test_fixtures`` is on."""
+"""Fixture tools for conformance and wire tests; registered only when ``enable_test_fixtures`` is on."""
 
 from __future__ import annotations
 
@@ -6,16 +6,31 @@ import asyncio
 
 from mcp.server.mcpserver import Context
 
-from ..models import ReconnectionResult
+from ..errors import InvalidArgument
+from ..models import FixtureResult
 from .registry import ToolSpec
+
+READ = ("read", "contents")
 
 
 def conformance_tools() -> list[ToolSpec]:
-    async def test_reconnection(ctx: Context) -> ReconnectionResult:
+    async def test_reconnection(ctx: Context) -> FixtureResult:
         """Close this call's SSE stream mid-call, then answer: the client must resume to get the result."""
         await asyncio.sleep(0.05)
         await ctx.close_sse_stream()
         await asyncio.sleep(0.3)
-        return ReconnectionResult(message="Reconnection test completed successfully")
+        return FixtureResult(message="Reconnection test completed successfully")
 
-    return [ToolSpec(test_reconnection, "testing", "Conformance: SSE reconnection", ("read", "contents"), True)]
+    async def test_progress_stream(ctx: Context, count: int = 5, interval: float = 0.1) -> FixtureResult:
+        """Send ``count`` progress notifications ``interval`` seconds apart, then answer."""
+        if not 0 < count <= 1000 or not 0 <= interval <= 5:
+            raise InvalidArgument("count must be 1-1000 and interval 0-5 seconds")
+        for step in range(1, count + 1):
+            await ctx.report_progress(step, count, f"step {step}")
+            await asyncio.sleep(interval)
+        return FixtureResult(message=f"sent {count} progress notifications")
+
+    return [
+        ToolSpec(test_reconnection, "testing", "Fixture: SSE reconnection", READ, read_only=True),
+        ToolSpec(test_progress_stream, "testing", "Fixture: progress stream", READ, read_only=True),
+    ]

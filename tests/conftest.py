@@ -1,0 +1,152 @@
+"""Fixtures: a real Jupyter server (token on) with our extension, and real MCP clients over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from traitlets.config import Config
+
+pytest_plugins = ["pytest_jupyter.jupyter_server"]
+
+LEGACY_VERSION = "2025-11-25"
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@pytest.fixture
+def mcp_config() -> dict[str, Any]:
+    """Per-test overrides of ``JupyterNotebookMCP`` traits."""
+    return {"enable_test_fixtures": True}
+
+
+@pytest.fixture
+def jp_server_config(tmp_path: Path, mcp_config: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Config:
+    # Rooms created by jupyter-collaboration write their store into the CWD: keep it in tmp.
+    monkeypatch.chdir(tmp_path)
+    return Config(
+        {
+            "ServerApp": {
+                "jpserver_extensions": {
+                    "jupyter_notebook_mcp": True,
+                    "jupyter_server_ydoc": True,
+                    "jupyter_server_fileid": True,
+                },
+                "reraise_server_extension_failures": True,
+            },
+            "BaseFileIdManager": {"db_path": str(tmp_path / "file_id.db")},
+            "SQLiteYStore": {"db_path": str(tmp_path / "ystore.db")},
+            "YDocExtension": {"document_save_delay": 0.1, "document_cleanup_delay": 0.5},
+            "JupyterNotebookMCP": mcp_config,
+        }
+    )
+
+
+@pytest.fixture
+def token(jp_serverapp: Any) -> str:
+    return str(jp_serverapp.identity_provider.token)
+
+
+@pytest.fixture
+def extension(jp_serverapp: Any) -> Any:
+    return jp_serverapp.extension_manager.extension_points["jupyter_notebook_mcp"].app
+
+
+@pytest.fixture
+def server_root(jp_http_port: int, http_server_client: Any) -> str:
+    """``http://127.0.0.1:PORT``; requesting it makes the test server listen."""
+    return f"http://127.0.0.1:{jp_http_port}"
+
+
+@pytest.fixture
+def mcp_url(server_root: str, jp_base_url: str) -> str:
+    return f"{server_root}{jp_base_url}mcp"
+
+
+@pytest.fixture
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+@pytest.fixture
+def http(jp_asyncio_loop: asyncio.AbstractEventLoop) -> Iterator[httpx2.AsyncClient]:
+    """A raw HTTP client for wire-level checks (no credentials unless a test adds them)."""
+    client = httpx2.AsyncClient(timeout=20)
+    yield client
+    jp_asyncio_loop.run_until_complete(client.aclose())
+
+
+@pytest.fixture
+def mcp_client(mcp_url: str, auth: dict[str, str]) -> Callable[..., contextlib.AbstractAsyncContextManager[Client]]:
+    """Factory: ``async with mcp_client(mode="legacy") as client`` — the SDK client over HTTP."""
+
+    @contextlib.asynccontextmanager
+    async def connect(
+        mode: str = "legacy", headers: dict[str, str] | None = None, **kwargs: Any
+    ) -> AsyncIterator[Client]:
+        http_client = httpx2.AsyncClient(headers=headers if headers is not None else auth, timeout=30)
+        async with http_client:
+            transport = streamable_http_client(mcp_url, http_client=http_client)
+            async with Client(transport, mode=mode, **kwargs) as client:  # type: ignore[arg-type]
+                yield client
+
+    return connect
+
+
+def rpc(method: str, params: dict[str, Any] | None = None, id: int | None = 1) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    if id is not None:
+        message["id"] = id
+    return message
+
+
+INIT_PARAMS = {
+    "protocolVersion": LEGACY_VERSION,
+    "capabilities": {},
+    "clientInfo": {"name": "wire-test", "version": "0"},
+}
+
+
+async def open_session(http: httpx2.AsyncClient, url: str, headers: dict[str, str]) -> str:
+    """Initialize a legacy session over raw HTTP; return its ``Mcp-Session-Id``."""
+    response = await http.post(url, json=rpc("initialize", INIT_PARAMS), headers={**MCP_HEADERS, **headers})
+    assert response.status_code == 200, response.text
+    session_id = response.headers["mcp-session-id"]
+    note = await http.post(
+        url,
+        json=rpc("notifications/initialized", id=None),
+        headers={**MCP_HEADERS, **headers, "mcp-session-id": session_id, "mcp-protocol-version": LEGACY_VERSION},
+    )
+    assert note.status_code == 202, note.text
+    return session_id
+
+
+def sse_messages(text: str) -> list[tuple[str | None, dict[str, Any] | None]]:
+    """Parse a complete SSE body into (event id, JSON data or None for priming events)."""
+    events = []
+    for block in text.split("\n\n"):
+        event_id, data = None, []
+        for line in block.splitlines():
+            if line.startswith("id:"):
+                event_id = line[3:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].strip())
+        if event_id is None and not data:
+            continue
+        payload = "\n".join(data).strip()
+        events.append((event_id, json.loads(payload) if payload else None))
+    return events
+
+
+async def within(awaitable: Any, seconds: float = 20) -> Any:
+    """Every await on the network gets a deadline: pytest-jupyter has no per-test timeout."""
+    return await asyncio.wait_for(awaitable, seconds)

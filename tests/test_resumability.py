@@ -1,0 +1,155 @@
+"""Resuming a dropped SSE stream with Last-Event-ID, and never across sessions."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx2
+import pytest
+
+from .conftest import LEGACY_VERSION, MCP_HEADERS, open_session, rpc, within
+
+pytestmark = pytest.mark.usefixtures("jp_serverapp")
+
+COUNT = 8
+
+
+def progress_call(request_id: int) -> dict[str, Any]:
+    return rpc(
+        "tools/call",
+        {
+            "name": "test_progress_stream",
+            "arguments": {"count": COUNT, "interval": 0.15},
+            "_meta": {"progressToken": "p"},
+        },
+        id=request_id,
+    )
+
+
+async def read_events(response: httpx2.Response, until: Any, limit: float = 10) -> list[tuple[str | None, Any]]:
+    """Read SSE events from a streaming response until ``until(events)`` holds (or time runs out)."""
+    events: list[tuple[str | None, Any]] = []
+    event_id: str | None = None
+    data: list[str] = []
+
+    async def consume() -> None:
+        nonlocal event_id, data
+        async for line in response.aiter_lines():
+            if line.startswith("id:"):
+                event_id = line[3:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].strip())
+            elif line == "":
+                if event_id is not None or data:
+                    payload = "".join(data).strip()
+                    events.append((event_id, json.loads(payload) if payload else None))
+                    if until(events):
+                        return
+                event_id, data = None, []
+
+    try:
+        await asyncio.wait_for(consume(), limit)
+    except TimeoutError:
+        pass
+    return events
+
+
+def progress_steps(events: list[tuple[str | None, Any]]) -> list[int]:
+    return [
+        int(msg["params"]["progress"]) for _, msg in events if msg and msg.get("method") == "notifications/progress"
+    ]
+
+
+def has_result(request_id: int) -> Any:
+    return lambda events: any(msg and msg.get("id") == request_id and "result" in msg for _, msg in events)
+
+
+async def test_dropped_stream_resumes_with_every_missed_event(
+    http: httpx2.AsyncClient, mcp_url: str, auth: dict[str, str]
+) -> None:
+    session = await open_session(http, mcp_url, auth)
+    headers = {**MCP_HEADERS, **auth, "mcp-session-id": session, "mcp-protocol-version": LEGACY_VERSION}
+
+    async with http.stream("POST", mcp_url, json=progress_call(11), headers=headers) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        first = await read_events(response, lambda ev: len(progress_steps(ev)) >= 2)
+    # The stream is now dropped mid-call (the client closed the connection).
+    assert first[0][1] is None and first[0][0], "a priming event with an id comes first"
+    seen = progress_steps(first)
+    assert seen == [1, 2]
+    last_id = [eid for eid, msg in first if eid][-1]
+
+    await asyncio.sleep(0.5)  # the tool keeps running and its events are stored meanwhile
+    resume = {**headers, "Accept": "text/event-stream", "Last-Event-ID": last_id}
+    async with http.stream("GET", mcp_url, headers=resume) as response:
+        assert response.status_code == 200
+        rest = await read_events(response, has_result(11))
+    steps = seen + progress_steps(rest)
+    assert steps == list(range(1, COUNT + 1)), "every progress event exactly once, in order"
+    result = next(msg for _, msg in rest if msg and msg.get("id") == 11)
+    assert result["result"]["structuredContent"] == {"message": f"sent {COUNT} progress notifications"}
+
+
+async def test_another_sessions_event_id_replays_nothing(
+    http: httpx2.AsyncClient, mcp_url: str, auth: dict[str, str]
+) -> None:
+    """Same credential, other session: the first session's Last-Event-ID yields none of its events."""
+    first = await open_session(http, mcp_url, auth)
+    headers_a = {**MCP_HEADERS, **auth, "mcp-session-id": first, "mcp-protocol-version": LEGACY_VERSION}
+    async with http.stream("POST", mcp_url, json=progress_call(1), headers=headers_a) as response:
+        events_a = await read_events(response, has_result(1))
+    assert has_result(1)(events_a)
+    ids_a = [eid for eid, _ in events_a if eid]
+
+    second = await open_session(http, mcp_url, auth)
+    headers_b = {**headers_a, "mcp-session-id": second, "Accept": "text/event-stream"}
+    for event_id in (ids_a[0], ids_a[-1]):
+        async with http.stream("GET", mcp_url, headers={**headers_b, "Last-Event-ID": event_id}) as response:
+            leaked = await read_events(response, lambda ev: bool(ev), limit=1.0)
+        assert [msg for _, msg in leaked if msg] == []
+
+    # Forged ids (another scope, garbage) replay nothing either.
+    for forged in ("deadbeef.0.0", "x", ids_a[0].replace(ids_a[0].split(".")[0], "0" * 16)):
+        async with http.stream("GET", mcp_url, headers={**headers_b, "Last-Event-ID": forged}) as response:
+            leaked = await read_events(response, lambda ev: bool(ev), limit=0.5)
+        assert [msg for _, msg in leaked if msg] == []
+
+
+async def test_sdk_client_resumes_a_stream_the_server_closes(mcp_client: Any) -> None:
+    """SEP-1699 polling: the server closes the POST stream mid-call; the SDK reconnects and gets the result."""
+    async with mcp_client() as client:
+        result = await within(client.call_tool("test_reconnection", {}))
+    assert not result.is_error
+    assert result.structured_content == {"message": "Reconnection test completed successfully"}
+
+
+async def test_sdk_client_receives_progress(mcp_client: Any) -> None:
+    received: list[float] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        received.append(progress)
+
+    async with mcp_client() as client:
+        result = await within(
+            client.call_tool("test_progress_stream", {"count": 4, "interval": 0.01}, progress_callback=on_progress)
+        )
+    assert not result.is_error
+    assert received == [1, 2, 3, 4]
+
+
+async def test_session_end_releases_its_events(
+    http: httpx2.AsyncClient, mcp_url: str, auth: dict[str, str], extension: Any
+) -> None:
+    store = extension.event_store
+    session = await open_session(http, mcp_url, auth)
+    headers = {**MCP_HEADERS, **auth, "mcp-session-id": session, "mcp-protocol-version": LEGACY_VERSION}
+    async with http.stream("POST", mcp_url, json=progress_call(3), headers=headers) as response:
+        await read_events(response, has_result(3))
+    assert store.stream_count >= 1
+    before = store.stream_count
+    assert (await http.delete(mcp_url, headers=headers)).status_code == 200
+    await asyncio.sleep(0.1)
+    assert store.stream_count < before
