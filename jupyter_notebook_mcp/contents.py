@@ -148,7 +148,9 @@ def matcher(path_filter: str) -> tuple[str, Any]:
     A filter with glob characters (``*?[``) matches whole paths (``**/*.md`` style, via fnmatch);
     otherwise it is a path prefix (``work/`` lists that directory, ``work/da`` what starts so).
     """
-    cleaned = path_filter.strip().lstrip("./")
+    cleaned = path_filter.strip()
+    while cleaned.startswith("./"):
+        cleaned = cleaned[2:]
     if any(c in _GLOB_CHARS for c in cleaned):
         static = cleaned.split("/")
         base_parts: list[str] = []

@@ -20,6 +20,7 @@ from typing import Any
 from jupyter_core.utils import ensure_async
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
 from mcp_types import ToolAnnotations
 
 from ..errors import NotebookMCPError, PermissionDenied
@@ -86,8 +87,8 @@ def _guarded(spec: ToolSpec) -> Callable[..., Awaitable[Any]]:
             return await spec.fn(**kwargs)
         except NotebookMCPError as exc:
             raise ToolError(str(exc)) from None
-        except ToolError:
-            raise
+        except (ToolError, MCPError):
+            raise  # already shaped for the client (tool error or JSON-RPC error)
         except Exception:
             ref = secrets.token_hex(4)
             log.exception("MCP tool %s failed (ref %s)", spec.name, ref)

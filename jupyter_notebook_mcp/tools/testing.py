@@ -5,6 +5,13 @@ from __future__ import annotations
 import asyncio
 
 from mcp.server.mcpserver import Context
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    ClientCapabilities,
+    MissingRequiredClientCapabilityErrorData,
+    SamplingCapability,
+)
 
 from ..errors import InvalidArgument
 from ..models import FixtureResult
@@ -30,7 +37,21 @@ def conformance_tools() -> list[ToolSpec]:
             await asyncio.sleep(interval)
         return FixtureResult(message=f"sent {count} progress notifications")
 
+    async def test_missing_capability(ctx: Context) -> FixtureResult:
+        """Needs the client's sampling capability: without it, answer -32021 as SEP-2575 requires."""
+        capabilities = ctx.client_capabilities
+        if capabilities is None or capabilities.sampling is None:
+            required = ClientCapabilities(sampling=SamplingCapability())
+            data = MissingRequiredClientCapabilityErrorData(required_capabilities=required)
+            raise MCPError(
+                code=MISSING_REQUIRED_CLIENT_CAPABILITY,
+                message="this tool needs the client's sampling capability",
+                data=data.model_dump(by_alias=True, mode="json", exclude_none=True),
+            )
+        return FixtureResult(message="sampling capability declared")
+
     return [
+        ToolSpec(test_missing_capability, "testing", "Fixture: capability check", READ, read_only=True),
         ToolSpec(test_reconnection, "testing", "Fixture: SSE reconnection", READ, read_only=True),
         ToolSpec(test_progress_stream, "testing", "Fixture: progress stream", READ, read_only=True),
     ]

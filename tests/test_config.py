@@ -1,0 +1,163 @@
+"""Admin configuration, base_url, enabling/disabling, startup line and shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+import httpx2
+import pytest
+
+from .conftest import INIT_PARAMS, LEGACY_VERSION, MCP_HEADERS, open_session, rpc, within
+
+
+async def tool_names(mcp_client: Any) -> set[str]:
+    async with mcp_client() as client:
+        return {t.name for t in (await within(client.list_tools())).tools}
+
+
+class TestReadOnly:
+    @pytest.fixture
+    def mcp_config(self) -> dict[str, Any]:
+        return {"read_only": True}
+
+    async def test_read_only_exposes_only_read_only_tools(self, mcp_client: Any, extension: Any) -> None:
+        names = await tool_names(mcp_client)
+        assert names == {"list_notebooks", "list_documents", "document_exists"}
+        async with mcp_client() as client:
+            for tool in (await client.list_tools()).tools:
+                assert tool.annotations is not None
+                assert tool.annotations.read_only_hint is True
+
+
+class TestToolGroups:
+    @pytest.fixture
+    def mcp_config(self) -> dict[str, Any]:
+        return {"tool_groups": ["document"]}
+
+    async def test_disabled_group_is_hidden(self, mcp_client: Any) -> None:
+        names = await tool_names(mcp_client)
+        assert "list_notebooks" not in names
+        assert {"list_documents", "document_exists"} <= names
+        async with mcp_client() as client:
+            result = await within(client.call_tool("list_notebooks", {}))
+        assert result.is_error
+
+
+def test_unknown_tool_group_is_rejected() -> None:
+    from jupyter_notebook_mcp.app import JupyterNotebookMCP
+
+    app = JupyterNotebookMCP()
+    with pytest.raises(Exception, match="unknown tool groups"):
+        app.tool_groups = ["notebook", "telepathy"]
+
+
+def test_every_trait_has_help_text_with_its_default() -> None:
+    from jupyter_notebook_mcp.app import JupyterNotebookMCP
+
+    own = {
+        name: trait
+        for name, trait in JupyterNotebookMCP.class_traits(config=True).items()
+        if trait.this_class is JupyterNotebookMCP
+    }
+    assert len(own) >= 12
+    for name, trait in own.items():
+        assert trait.help, name
+        assert "Default" in trait.help, name
+
+
+class TestBaseUrl:
+    @pytest.fixture
+    def jp_base_url(self) -> str:
+        return "/jupyter/"
+
+    @pytest.mark.usefixtures("jp_serverapp")
+    async def test_endpoint_lives_under_base_url(
+        self, http: httpx2.AsyncClient, server_root: str, auth: dict[str, str], mcp_client: Any
+    ) -> None:
+        for url in (f"{server_root}/jupyter/mcp", f"{server_root}/jupyter/mcp/"):
+            response = await http.post(url, json=rpc("initialize", INIT_PARAMS), headers={**MCP_HEADERS, **auth})
+            assert response.status_code == 200, url
+        assert (await http.post(f"{server_root}/mcp", json={}, headers={**MCP_HEADERS, **auth})).status_code == 404
+        assert "list_documents" in await tool_names(mcp_client)
+
+
+class TestDisabled:
+    @pytest.fixture
+    def jp_server_config(self, jp_server_config: Any) -> Any:
+        jp_server_config.ServerApp.jpserver_extensions["jupyter_notebook_mcp"] = False
+        return jp_server_config
+
+    @pytest.mark.usefixtures("jp_serverapp")
+    async def test_no_endpoint_when_disabled(self, http: httpx2.AsyncClient, mcp_url: str, auth: dict) -> None:
+        response = await http.post(mcp_url, json=rpc("initialize", INIT_PARAMS), headers={**MCP_HEADERS, **auth})
+        assert response.status_code == 404
+        assert (await http.get(mcp_url, headers=auth)).status_code == 404
+
+
+class TestMaxSessions:
+    @pytest.fixture
+    def mcp_config(self) -> dict[str, Any]:
+        return {"max_sessions": 2}
+
+    @pytest.mark.usefixtures("jp_serverapp")
+    async def test_session_limit_answers_503(self, http: httpx2.AsyncClient, mcp_url: str, auth: dict) -> None:
+        first = await open_session(http, mcp_url, auth)
+        await open_session(http, mcp_url, auth)
+        refused = await http.post(mcp_url, json=rpc("initialize", INIT_PARAMS), headers={**MCP_HEADERS, **auth})
+        assert refused.status_code == 503
+        headers = {**MCP_HEADERS, **auth, "mcp-session-id": first, "mcp-protocol-version": LEGACY_VERSION}
+        assert (await http.delete(mcp_url, headers=headers)).status_code == 200
+        await open_session(http, mcp_url, auth)
+
+
+class TestIdleTimeout:
+    @pytest.fixture
+    def mcp_config(self) -> dict[str, Any]:
+        return {"session_idle_timeout": 0.5}
+
+    @pytest.mark.usefixtures("jp_serverapp")
+    async def test_idle_session_expires(self, http: httpx2.AsyncClient, mcp_url: str, auth: dict) -> None:
+        session = await open_session(http, mcp_url, auth)
+        headers = {**MCP_HEADERS, **auth, "mcp-session-id": session, "mcp-protocol-version": LEGACY_VERSION}
+        await asyncio.sleep(1.5)
+        assert (await http.post(mcp_url, json=rpc("ping"), headers=headers)).status_code == 404
+
+
+async def test_startup_line_names_the_url_and_header_not_the_token(
+    extension: Any, jp_serverapp: Any, token: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    await extension._start_jupyter_server_extension(jp_serverapp)
+    lines = [r.getMessage() for r in caplog.records if "MCP endpoint" in r.getMessage()]
+    assert len(lines) == 1
+    assert "/a%40b/mcp" in lines[0]
+    assert "Authorization: Bearer" in lines[0]
+    assert token not in lines[0]
+
+
+async def test_shutdown_ends_open_streams_within_the_bound(
+    extension: Any, http: httpx2.AsyncClient, mcp_url: str, auth: dict[str, str]
+) -> None:
+    session = await open_session(http, mcp_url, auth)
+    headers = {**auth, "Accept": "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": LEGACY_VERSION}
+    ended = asyncio.Event()
+
+    async def hold_stream() -> None:
+        async with http.stream("GET", mcp_url, headers=headers) as response:
+            assert response.status_code == 200
+            async for _ in response.aiter_lines():
+                pass
+        ended.set()
+
+    reader = asyncio.ensure_future(hold_stream())
+    await asyncio.sleep(0.3)
+    assert not ended.is_set()
+    started = time.monotonic()
+    await within(extension.stop_extension(), 10)
+    assert time.monotonic() - started < extension.shutdown_timeout + 1
+    await within(ended.wait(), 5)
+    await reader
+    assert not extension.runner.running
