@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+
 import httpx2
 from tornado import httpserver, netutil, web
 
