@@ -36,13 +36,18 @@ def build_server(
 ) -> tuple[MCPServer, list[str]]:
     """The MCP server with the tools an admin enabled; returns it and the registered tool names."""
     server = _quiet_server()
-    specs: list[ToolSpec] = [*notebook_tools(contents, rooms), *document_tools(contents, rooms)]
+    specs = tool_specs(contents, rooms)
     enabled = list(groups)
     if test_fixtures:
         specs.extend(conformance_tools())
         enabled.append("testing")
     names = register(server, specs, groups=enabled, read_only=read_only)
     return server, names
+
+
+def tool_specs(contents: ContentsAdapter, rooms: RoomsAdapter) -> list[ToolSpec]:
+    """Every product tool, in the order clients see them (fixtures excluded)."""
+    return [*notebook_tools(contents, rooms), *document_tools(contents, rooms)]
 
 
 def build_session_manager(

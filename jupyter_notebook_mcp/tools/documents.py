@@ -22,7 +22,7 @@ def document_tools(contents: ContentsAdapter, rooms: RoomsAdapter) -> list[ToolS
 
         path_filter: a path prefix ('work/' lists that directory and below, 'work/da' what starts so)
         or a glob over whole paths ('**/*.md', 'data/*.csv'). file_type: 'file', 'notebook',
-        'directory' or an extension like '.md'. Hidden files are never listed.
+        'directory' or an extension like '.md'. Hidden files appear only if the server shows them.
         """
         if max_results < 1 or max_results > 1000:
             raise InvalidArgument(f"max_results must be between 1 and 1000, got {max_results}")

@@ -1,0 +1,57 @@
+"""Write docs/configuration.md from the extension's traits (tests check the file is current).
+
+Usage: python scripts/config_docs.py [--check]
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from pathlib import Path
+
+from jupyter_notebook_mcp.app import JupyterNotebookMCP
+
+TARGET = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
+
+HEADER = """# Configuration
+
+Every setting of the extension, generated from its traits (`python scripts/config_docs.py`; a test fails
+when this page and the code disagree). Set them in `jupyter_server_config.py`:
+
+```python
+c.JupyterNotebookMCP.read_only = True
+c.JupyterNotebookMCP.tool_groups = ["notebook", "document"]
+```
+
+or on the command line: `jupyter lab --JupyterNotebookMCP.read_only=True`.
+
+Jupyter's own settings that shape the endpoint: `ServerApp.base_url` (the endpoint is `{base_url}mcp`),
+`ServerApp.allow_origin` / `allow_origin_pat` (origins allowed to call it), `ServerApp.allow_remote_access`
+and `local_hostnames` (the Host check), `ContentsManager.allow_hidden` (hidden files), the identity
+provider and authorizer (who may do what), and `ServerApp.jpserver_extensions` (enable or disable).
+"""
+
+
+def render() -> str:
+    lines = [HEADER]
+    traits = JupyterNotebookMCP.class_traits(config=True)
+    for name in sorted(traits):
+        trait = traits[name]
+        if trait.this_class is not JupyterNotebookMCP:
+            continue
+        default = trait.default_value_repr()
+        help_text = inspect.cleandoc(trait.help)
+        lines.append(f"## `JupyterNotebookMCP.{name}`\n\n{type(trait).__name__}, default `{default}`.\n\n{help_text}\n")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    text = render()
+    if "--check" in sys.argv:
+        return 0 if TARGET.read_text() == text else 1
+    TARGET.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

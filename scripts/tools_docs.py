@@ -1,0 +1,91 @@
+"""Write docs/tools.md from the live tool list (tests check the file is current).
+
+Usage: python scripts/tools_docs.py [--check]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from jupyter_notebook_mcp.contents import ContentsAdapter
+from jupyter_notebook_mcp.rooms import RoomsAdapter
+from jupyter_notebook_mcp.server import build_server, tool_specs
+from jupyter_notebook_mcp.tools.registry import GROUPS
+
+TARGET = Path(__file__).resolve().parents[1] / "docs" / "tools.md"
+
+HEADER = """# Tools
+
+Generated from the server's live tool list (`python scripts/tools_docs.py`; a test fails when this page
+and the code disagree). Every tool returns structured content matching its output schema, plus the same
+JSON as text for clients that only read text. Paths are relative to the Jupyter root with `/`
+separators. A bad argument, a refused path or a missing file is a tool error (`isError: true`) whose
+message says what is wrong and what to do.
+
+Admins choose the groups (`JupyterNotebookMCP.tool_groups`) and can expose only read-only tools
+(`JupyterNotebookMCP.read_only`).
+"""
+
+
+def _type(schema: dict[str, Any]) -> str:
+    if "anyOf" in schema:
+        return " or ".join(_type(s) for s in schema["anyOf"])
+    if schema.get("type") == "array":
+        return f"list of {_type(schema.get('items', {}))}"
+    if "$ref" in schema:
+        return schema["$ref"].rsplit("/", 1)[-1]
+    return str(schema.get("type", "object"))
+
+
+def render() -> str:
+    server, _ = build_server(contents=ContentsAdapter(None), rooms=RoomsAdapter(None), groups=GROUPS, read_only=False)
+    tools = {t.name: t for t in asyncio.run(server.list_tools())}
+    lines = [HEADER]
+    specs = tool_specs(ContentsAdapter(None), RoomsAdapter(None))
+    for group in GROUPS:
+        members = [s for s in specs if s.group == group]
+        if not members:
+            continue
+        lines.append(f"## Group `{group}`\n")
+        for spec in members:
+            tool = tools[spec.name]
+            hints = [
+                h
+                for h, on in (
+                    ("read-only", spec.read_only),
+                    ("destructive", spec.destructive),
+                    ("idempotent", spec.idempotent),
+                )
+                if on
+            ]
+            lines.append(f"### `{spec.name}` — {spec.title}\n")
+            lines.append(f"{inspect.cleandoc(spec.fn.__doc__ or '')}\n")
+            lines.append(
+                f"Annotations: {', '.join(hints) or 'none'}. Needs `{spec.permission[0]}` on `{spec.permission[1]}`.\n"
+            )
+            props = tool.input_schema.get("properties", {})
+            required = set(tool.input_schema.get("required", []))
+            lines.append("| parameter | type | default |\n|---|---|---|")
+            for name, schema in props.items():
+                default = "required" if name in required else f"`{json.dumps(schema.get('default'))}`"
+                lines.append(f"| `{name}` | {_type(schema)} | {default} |")
+            out = (tool.output_schema or {}).get("properties", {})
+            lines.append(f"\nResult fields: {', '.join(f'`{k}`' for k in out)}.\n")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    text = render()
+    if "--check" in sys.argv:
+        return 0 if TARGET.read_text() == text else 1
+    TARGET.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
