@@ -118,7 +118,14 @@ class MCPHandler(APIHandler):
         """
         token = self.identity_provider.get_token(self) or ""
         username = getattr(self.current_user, "username", "")
-        material = f"token:{token}" if token else f"user:{username}"
+        if token:
+            material = f"token:{token}"
+        elif not self.identity_provider.auth_enabled:
+            # No authentication at all: every request gets a new random anonymous user, but they
+            # are all the same (unauthenticated) principal.
+            material = "unauthenticated"
+        else:
+            material = f"user:{username}"
         return hmac.new(self.extension.principal_key, material.encode(), hashlib.sha256).hexdigest()
 
     def _origin_allowed(self) -> bool:

@@ -196,3 +196,26 @@ async def test_no_token_header_or_content_reaches_the_logs(
 async def test_sdk_does_not_configure_the_root_logger(extension: Any) -> None:
     assert not any(type(h).__name__ == "RichHandler" for h in logging.getLogger().handlers)
     assert logging.getLogger("mcp").getEffectiveLevel() >= logging.WARNING
+
+
+class TestAuthenticationDisabled:
+    """A server run without a token (and without XSRF, as such setups must) still keeps sessions.
+
+    Jupyter hands every cookie-less request a new random anonymous user; the session must not be
+    bound to that, or a client without a cookie jar could never make a second request.
+    """
+
+    @pytest.fixture
+    def jp_server_config(self, jp_server_config: Any) -> Any:
+        jp_server_config.ServerApp.token = ""
+        jp_server_config.ServerApp.disable_check_xsrf = True
+        return jp_server_config
+
+    async def test_cookieless_client_keeps_its_session(self, mcp_url: str) -> None:
+        async with httpx2.AsyncClient(timeout=20) as first:
+            session = await open_session(first, mcp_url, {})
+        async with httpx2.AsyncClient(timeout=20) as second:  # no cookies carried over
+            headers = {**MCP_HEADERS, "mcp-session-id": session, "mcp-protocol-version": LEGACY_VERSION}
+            response = await second.post(mcp_url, json=rpc("tools/list", {}, id=2), headers=headers)
+        assert response.status_code == 200
+        assert "list_documents" in response.text
