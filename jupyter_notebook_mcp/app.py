@@ -18,10 +18,11 @@ from ._version import __version__
 from .contents import ContentsAdapter
 from .event_store import MemoryEventStore
 from .handlers import MCPHandler
+from .kernels import KernelsAdapter
 from .rooms import RoomsAdapter
 from .server import build_server, build_session_manager
 from .sessions import ManagerRunner
-from .tools.registry import GROUPS
+from .tools.registry import GROUPS, Backends
 
 
 class JupyterNotebookMCP(ExtensionApp):
@@ -105,6 +106,19 @@ class JupyterNotebookMCP(ExtensionApp):
         Default: 2000.""",
     ).tag(config=True)
 
+    max_output_length = Int(
+        2000,
+        help="""Characters of each cell output returned to agents; longer outputs are cut with a
+        marker saying how much was cut. Default: 2000.""",
+    ).tag(config=True)
+
+    room_idle_timeout = Float(
+        60.0,
+        help="""Seconds after which a collaboration room that an agent opened (no browser had the
+        document open) and that nobody joined is saved and closed. 0 keeps such rooms open until the
+        server stops. Default: 60.""",
+    ).tag(config=True)
+
     enable_test_fixtures = Bool(
         False,
         help="""Register the MCP conformance suite's fixture tools (test_reconnection). For testing
@@ -129,10 +143,15 @@ class JupyterNotebookMCP(ExtensionApp):
             allow_symlinks_outside_root=self.allow_symlinks_outside_root,
             max_directories=self.max_listed_directories,
         )
-        rooms = RoomsAdapter(self.serverapp)
-        self.mcp_server, self.tool_names = build_server(
+        self.rooms = RoomsAdapter(self.serverapp, idle_timeout=self.room_idle_timeout)
+        backends = Backends(
             contents=contents,
-            rooms=rooms,
+            rooms=self.rooms,
+            kernels=KernelsAdapter(self.serverapp),
+            max_output_length=self.max_output_length,
+        )
+        self.mcp_server, self.tool_names = build_server(
+            backends,
             groups=self.tool_groups,
             read_only=self.read_only,
             test_fixtures=self.enable_test_fixtures,
@@ -171,3 +190,4 @@ class JupyterNotebookMCP(ExtensionApp):
 
     async def stop_extension(self) -> None:
         await self.runner.stop()
+        await self.rooms.close()

@@ -88,6 +88,30 @@ class ContentsAdapter:
             return "notebook" if normalized.endswith(".ipynb") else "file"
         return None
 
+    async def require(self, path: str, kind: str) -> str:
+        """The normalized path of an existing ``kind`` ("notebook" or "file"), else an actionable error.
+
+        Checked before any room is opened: asking collaboration for a missing file leaves a ghost
+        room behind that serves an empty document from then on, even after the file is created.
+        """
+        normalized = self.normalize(path)
+        found = await self.kind(normalized)
+        if found == kind:
+            return normalized
+        if found is None:
+            noun = "notebook" if kind == "notebook" else "file"
+            raise NotFound(f"no {noun} at {normalized!r}: use list_notebooks or list_documents to find it")
+        if kind == "notebook":
+            raise InvalidArgument(f"{normalized!r} is a {found}, not a notebook (.ipynb): use the document tools")
+        raise InvalidArgument(f"{normalized!r} is a {found}, not a text file: use the notebook tools for notebooks")
+
+    async def last_modified(self, path: str) -> str | None:
+        try:
+            model = await ensure_async(self.manager.get(path, content=False))
+        except HTTPError:
+            return None
+        return _entry(model).last_modified
+
     async def walk(self, start: str, *, accept: Any, max_results: int) -> tuple[list[Entry], bool]:
         """Breadth-first listing under directory ``start``: entries ``accept`` keeps, and truncation.
 

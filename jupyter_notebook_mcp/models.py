@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -44,3 +44,155 @@ class ExistsResult(BaseModel):
 
 class FixtureResult(BaseModel):
     message: str
+
+
+# -- notebooks -------------------------------------------------------------------------------------
+CellType = Literal["code", "markdown", "raw"]
+
+
+class RenderedOutput(BaseModel):
+    output_type: str
+    text: str = Field(description="Readable text of the output, cut at the server's max_output_length.")
+    mime: str | None = Field(default=None, description="For images: the image MIME type (bytes are not included).")
+
+
+class Cell(BaseModel):
+    index: int
+    id: str
+    cell_type: str
+    source: str
+    execution_count: int | None = None
+    outputs: list[RenderedOutput] = Field(default_factory=list)
+
+
+class User(BaseModel):
+    username: str
+    display_name: str
+
+
+class Collaboration(BaseModel):
+    room_id: str
+    users: list[User] = Field(description="People (and agents) present in the document's room.")
+
+
+class NotebookContent(BaseModel):
+    path: str
+    cell_count: int
+    cells: list[Cell]
+    metadata: dict[str, Any] = Field(description="kernelspec, language_info and the nbformat version.")
+    collaboration: Collaboration | None = None
+    truncated: bool = Field(description="True when max_content_length stopped the listing early.")
+    next_index: int | None = Field(description="Where to continue (start_index) when truncated; else null.")
+
+
+class KernelInfo(BaseModel):
+    name: str
+    id: str
+    state: str
+
+
+class NotebookInfo(BaseModel):
+    path: str
+    name: str
+    cell_count: int
+    code_count: int
+    markdown_count: int
+    raw_count: int
+    executed_count: int
+    nbformat: str
+    kernel: KernelInfo | None
+    last_modified: str | None
+    collaborators: int
+
+
+class SessionResult(BaseModel):
+    path: str
+    room_id: str
+    file_id: str
+    session_id: str
+    status: Literal["created", "joined"]
+    collaborators: int
+
+
+class InsertedCell(BaseModel):
+    index: int
+    id: str
+    cell_type: str
+
+
+class InsertResult(BaseModel):
+    inserted: list[InsertedCell]
+    cell_count: int
+
+
+class UpdatedCell(BaseModel):
+    index: int
+    id: str
+
+
+class UpdateResult(BaseModel):
+    updated: list[UpdatedCell]
+
+
+class DeletedCell(BaseModel):
+    index: int
+    id: str
+    source: str
+
+
+class DeleteResult(BaseModel):
+    deleted: list[DeletedCell]
+    cell_count: int
+
+
+class SaveResult(BaseModel):
+    path: str
+    saved: bool
+    last_modified: str | None
+
+
+class MoveResult(BaseModel):
+    id: str
+    from_index: int
+    to_index: int
+
+
+class SearchMatch(BaseModel):
+    cell_id: str
+    index: int
+    line: int = Field(description="1-based line in the cell's source.")
+    column: int = Field(description="1-based character column.")
+    text: str = Field(description="The matching line (first 200 characters).")
+
+
+class SearchResult(BaseModel):
+    matches: list[SearchMatch]
+    truncated: bool
+
+
+class ReplacedCell(BaseModel):
+    id: str
+    index: int
+    count: int
+
+
+class ReplaceResult(BaseModel):
+    replacements: int
+    cells: list[ReplacedCell]
+
+
+# -- tool inputs -----------------------------------------------------------------------------------
+class CellInput(BaseModel):
+    content: str = Field(description="The cell's source text.")
+    cell_type: CellType = "code"
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class CellUpdateInput(BaseModel):
+    cell_id: str | None = Field(default=None, description="The cell to update (preferred; wins over index).")
+    index: int | None = Field(default=None, description="0-based index, checked against cell_id when both given.")
+    content: str | None = Field(default=None, description="New source; applied as a minimal text edit.")
+    cell_type: CellType | None = None
+    expected_source: str | None = Field(
+        default=None, description="The source you read; if the live source differs, nothing is applied."
+    )

@@ -10,13 +10,12 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 
 from ._version import __version__
-from .contents import ContentsAdapter
 from .event_store import MemoryEventStore
-from .rooms import RoomsAdapter
 from .sessions import ScopedSessionManager
 from .tools.documents import document_tools
-from .tools.notebook import notebook_tools
-from .tools.registry import ToolSpec, register
+from .tools.notebook import notebook_read_tools
+from .tools.notebook_edit import notebook_edit_tools
+from .tools.registry import Backends, ToolSpec, register
 from .tools.testing import conformance_tools
 
 INSTRUCTIONS = """\
@@ -27,16 +26,15 @@ before you edit, and address cells by id. Use list_notebooks or list_documents t
 
 
 def build_server(
+    backends: Backends,
     *,
-    contents: ContentsAdapter,
-    rooms: RoomsAdapter,
     groups: Iterable[str],
     read_only: bool,
     test_fixtures: bool = False,
 ) -> tuple[MCPServer, list[str]]:
     """The MCP server with the tools an admin enabled; returns it and the registered tool names."""
     server = _quiet_server()
-    specs = tool_specs(contents, rooms)
+    specs = tool_specs(backends)
     enabled = list(groups)
     if test_fixtures:
         specs.extend(conformance_tools())
@@ -45,9 +43,9 @@ def build_server(
     return server, names
 
 
-def tool_specs(contents: ContentsAdapter, rooms: RoomsAdapter) -> list[ToolSpec]:
+def tool_specs(backends: Backends) -> list[ToolSpec]:
     """Every product tool, in the order clients see them (fixtures excluded)."""
-    return [*notebook_tools(contents, rooms), *document_tools(contents, rooms)]
+    return [*notebook_read_tools(backends), *notebook_edit_tools(backends), *document_tools(backends)]
 
 
 def build_session_manager(

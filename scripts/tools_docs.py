@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_notebook_mcp.contents import ContentsAdapter
+from jupyter_notebook_mcp.kernels import KernelsAdapter
 from jupyter_notebook_mcp.rooms import RoomsAdapter
 from jupyter_notebook_mcp.server import build_server, tool_specs
-from jupyter_notebook_mcp.tools.registry import GROUPS
+from jupyter_notebook_mcp.tools.registry import GROUPS, Backends
 
 TARGET = Path(__file__).resolve().parents[1] / "docs" / "tools.md"
 
@@ -43,10 +44,11 @@ def _type(schema: dict[str, Any]) -> str:
 
 
 def render() -> str:
-    server, _ = build_server(contents=ContentsAdapter(None), rooms=RoomsAdapter(None), groups=GROUPS, read_only=False)
+    backends = Backends(ContentsAdapter(None), RoomsAdapter(None), KernelsAdapter(None))
+    server, _ = build_server(backends, groups=GROUPS, read_only=False)
     tools = {t.name: t for t in asyncio.run(server.list_tools())}
     lines = [HEADER]
-    specs = tool_specs(ContentsAdapter(None), RoomsAdapter(None))
+    specs = tool_specs(backends)
     for group in GROUPS:
         members = [s for s in specs if s.group == group]
         if not members:

@@ -150,3 +150,52 @@ def sse_messages(text: str) -> list[tuple[str | None, dict[str, Any] | None]]:
 async def within(awaitable: Any, seconds: float = 20) -> Any:
     """Every await on the network gets a deadline: pytest-jupyter has no per-test timeout."""
     return await asyncio.wait_for(awaitable, seconds)
+
+
+def notebook_json(cells: list[dict[str, Any]], **metadata: Any) -> str:
+    """An nbformat 4.5 notebook; each cell dict needs at least cell_type and source."""
+    full = []
+    for i, cell in enumerate(cells):
+        c = {"id": cell.get("id", f"cell-{i}"), "metadata": {}, **cell}
+        if c["cell_type"] == "code":
+            c.setdefault("outputs", [])
+            c.setdefault("execution_count", None)
+        full.append(c)
+    meta = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}, **metadata}
+    return json.dumps({"cells": full, "metadata": meta, "nbformat": 4, "nbformat_minor": 5})
+
+
+@pytest.fixture
+def make_notebook(jp_root_dir: Path) -> Callable[..., str]:
+    def make(name: str, cells: list[dict[str, Any]] | None = None, count: int | None = None) -> str:
+        if cells is None:
+            cells = [{"cell_type": "code", "source": f"x = {i}"} for i in range(count or 3)]
+        target = jp_root_dir / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(notebook_json(cells))
+        return name
+
+    return make
+
+
+@pytest.fixture
+def collaborator(server_root: str, jp_base_url: str, token: str) -> Callable[..., Any]:
+    from .collaborator import Collaborator
+
+    def join(path: str, kind: str = "notebook") -> Collaborator:
+        return Collaborator(server_root, jp_base_url, token, path, kind)
+
+    return join
+
+
+async def call_tool(client: Client, name: str, **arguments: Any) -> Any:
+    """Call a tool and return its structured content; fail loudly on a tool error."""
+    result = await within(client.call_tool(name, arguments))
+    assert not result.is_error, result.content[0].text if result.content else result
+    return result.structured_content
+
+
+async def tool_error(client: Client, name: str, **arguments: Any) -> str:
+    result = await within(client.call_tool(name, arguments))
+    assert result.is_error, f"{name} should have failed: {result.structured_content}"
+    return str(result.content[0].text)

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from mcp.server.mcpserver import Context
 
-from ..contents import ContentsAdapter, Entry, matcher
+from ..contents import Entry, matcher
 from ..errors import InvalidArgument
 from ..models import DocumentEntry, DocumentList, ExistsResult
-from ..rooms import RoomsAdapter
-from .registry import ToolSpec
+from .registry import READ, Backends, ToolSpec
 
 _TYPES = ("file", "notebook", "directory")
-READ = ("read", "contents")
 
 
-def document_tools(contents: ContentsAdapter, rooms: RoomsAdapter) -> list[ToolSpec]:
+def document_tools(b: Backends) -> list[ToolSpec]:
+    contents, rooms = b.contents, b.rooms
+
     async def list_documents(
         ctx: Context, path_filter: str = "", file_type: str | None = None, max_results: int = 50
     ) -> DocumentList:

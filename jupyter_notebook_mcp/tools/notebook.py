@@ -1,45 +1,220 @@
-"""Group ``notebook``: notebooks on their live collaboration rooms."""
+"""Group ``notebook``, reading: notebooks as they are in their live collaboration room right now."""
 
 from __future__ import annotations
 
+import posixpath
+import re
+
 from mcp.server.mcpserver import Context
 
-from ..contents import ContentsAdapter, Entry, matcher
+from ..contents import Entry, matcher
 from ..errors import InvalidArgument
-from ..models import NotebookEntry, NotebookList
-from ..rooms import RoomsAdapter
-from .registry import ToolSpec
+from ..models import (
+    Cell,
+    Collaboration,
+    KernelInfo,
+    NotebookContent,
+    NotebookEntry,
+    NotebookInfo,
+    NotebookList,
+    RenderedOutput,
+    SaveResult,
+    SearchMatch,
+    SearchResult,
+    SessionResult,
+    User,
+)
+from ..render import cut, render_outputs
+from ..rooms import CellData
+from .registry import READ, WRITE, Backends, ToolSpec
 
-READ = ("read", "contents")
+
+def check_max(name: str, value: int, limit: int) -> None:
+    if value < 1 or value > limit:
+        raise InvalidArgument(f"{name} must be between 1 and {limit}, got {value}")
 
 
-def notebook_tools(contents: ContentsAdapter, rooms: RoomsAdapter) -> list[ToolSpec]:
+def compile_query(query: str, regex: bool, case_sensitive: bool) -> re.Pattern[str]:
+    if not query:
+        raise InvalidArgument("the search text is empty")
+    flags = 0 if case_sensitive else re.IGNORECASE
+    try:
+        return re.compile(query if regex else re.escape(query), flags | re.MULTILINE)
+    except re.error as exc:
+        raise InvalidArgument(f"invalid regular expression {query!r}: {exc}") from None
+
+
+def notebook_read_tools(b: Backends) -> list[ToolSpec]:
     async def list_notebooks(ctx: Context, path_prefix: str = "", max_results: int = 50) -> NotebookList:
         """List notebooks (.ipynb) under the Jupyter root, with how many people have each open.
 
         path_prefix: only notebooks whose path starts with it ('work/' for a directory).
         """
-        if max_results < 1 or max_results > 1000:
-            raise InvalidArgument(f"max_results must be between 1 and 1000, got {max_results}")
+        check_max("max_results", max_results, 1000)
         start, wanted = matcher(path_prefix)
-        start = contents.normalize(start, allow_root=True)
+        start = b.contents.normalize(start, allow_root=True)
 
         def accept(entry: Entry) -> bool:
             return entry.type == "notebook" and wanted(entry.path)
 
-        entries, truncated = await contents.walk(start, accept=accept, max_results=max_results)
-        return NotebookList(
-            notebooks=[
-                NotebookEntry(
-                    path=e.path,
-                    name=e.name,
-                    last_modified=e.last_modified,
-                    size=e.size,
-                    collaborators=rooms.collaborators(e.path, "notebook"),
+        entries, truncated = await b.contents.walk(start, accept=accept, max_results=max_results)
+        notebooks = [
+            NotebookEntry(
+                path=e.path,
+                name=e.name,
+                last_modified=e.last_modified,
+                size=e.size,
+                collaborators=b.rooms.collaborators(e.path, "notebook"),
+            )
+            for e in entries
+        ]
+        return NotebookList(notebooks=notebooks, truncated=truncated)
+
+    async def get_notebook(
+        ctx: Context,
+        path: str,
+        start_index: int = 0,
+        end_index: int | None = None,
+        cell_ids: list[str] | None = None,
+        include_outputs: bool = True,
+        include_collaboration_state: bool = True,
+        max_content_length: int = 100_000,
+    ) -> NotebookContent:
+        """Read cells of a notebook as they are live (including unsaved edits by people in JupyterLab).
+
+        Reads the range start_index..end_index (end exclusive; default: to the end) or exactly the
+        cells named in cell_ids. Stops once max_content_length characters are collected: then
+        truncated is true and next_index says where to continue. Outputs come as readable text.
+        """
+        check_max("max_content_length", max_content_length, 10_000_000)
+        path = await b.contents.require(path, "notebook")
+        view = await b.rooms.notebook(path)
+        count = view.cell_count
+        if cell_ids is not None:
+            indexes = [view.resolve(cell_id=cid) for cid in cell_ids]
+        else:
+            end = count if end_index is None else end_index
+            if start_index < 0 or end < 0:
+                raise InvalidArgument("start_index and end_index must not be negative")
+            if start_index > count or end > count or start_index > end:
+                raise InvalidArgument(
+                    f"range {start_index}..{end} is not within the notebook's {count} cells (0-{count}, end exclusive)"
                 )
-                for e in entries
-            ],
+            indexes = list(range(start_index, end))
+        cells: list[Cell] = []
+        used, next_index = 0, None
+        for data in view.cells(indexes):
+            cell = _cell(data, include_outputs, b.max_output_length)
+            size = len(cell.source) + sum(len(o.text) for o in cell.outputs)
+            if cells and used + size > max_content_length:
+                next_index = data.index if cell_ids is None else None
+                break
+            if size > max_content_length:  # a single huge cell still comes back, cut
+                cell.source = cut(cell.source, max_content_length)
+            cells.append(cell)
+            used += size
+        truncated = len(cells) < len(indexes)
+        collaboration = None
+        if include_collaboration_state:
+            room = b.rooms.info(path, "notebook")
+            if room is not None:
+                users = [User(username=u["username"], display_name=u["display_name"]) for u in room.users]
+                collaboration = Collaboration(room_id=room.room_id, users=users)
+        return NotebookContent(
+            path=path,
+            cell_count=count,
+            cells=cells,
+            metadata=view.notebook_metadata(),
+            collaboration=collaboration,
             truncated=truncated,
+            next_index=next_index if truncated else None,
         )
 
-    return [ToolSpec(list_notebooks, "notebook", "List notebooks", READ, read_only=True)]
+    async def get_notebook_info(ctx: Context, path: str) -> NotebookInfo:
+        """Summarize a notebook without reading its cells: counts by type, how many ran, its kernel, who is in it."""
+        path = await b.contents.require(path, "notebook")
+        view = await b.rooms.notebook(path)
+        counts = view.counts()
+        cell_count = view.cell_count
+        nbformat = str(view.notebook_metadata()["nbformat"])
+        kernel = await b.kernels.kernel_for(path)
+        return NotebookInfo(
+            path=path,
+            name=posixpath.basename(path),
+            cell_count=cell_count,
+            code_count=counts.get("code", 0),
+            markdown_count=counts.get("markdown", 0),
+            raw_count=counts.get("raw", 0),
+            executed_count=counts.get("executed", 0),
+            nbformat=nbformat,
+            kernel=KernelInfo(name=kernel.name, id=kernel.id, state=kernel.state) if kernel else None,
+            last_modified=await b.contents.last_modified(path),
+            collaborators=b.rooms.collaborators(path, "notebook"),
+        )
+
+    async def create_notebook_session(ctx: Context, path: str) -> SessionResult:
+        """Open (or join) the notebook's live collaboration room, the one JupyterLab users edit together."""
+        path = await b.contents.require(path, "notebook")
+        room_id = b.rooms.room_id(path, "notebook", create_id=True)
+        existed = b.rooms.info(path, "notebook") is not None
+        await b.rooms.notebook(path)
+        info = b.rooms.info(path, "notebook")
+        assert info is not None and room_id is not None
+        return SessionResult(
+            path=path,
+            room_id=info.room_id,
+            file_id=info.file_id,
+            session_id=b.rooms.server_session_id(),
+            status="joined" if existed else "created",
+            collaborators=info.collaborators,
+        )
+
+    async def search_notebook(
+        ctx: Context,
+        path: str,
+        query: str,
+        regex: bool = False,
+        case_sensitive: bool = False,
+        cell_type: str | None = None,
+        max_results: int = 50,
+    ) -> SearchResult:
+        """Find text (or a regular expression) in the cells' sources; reports cell id, line and column."""
+        check_max("max_results", max_results, 1000)
+        if cell_type is not None and cell_type not in ("code", "markdown", "raw"):
+            raise InvalidArgument(f"cell_type {cell_type!r} is not one of code, markdown, raw")
+        pattern = compile_query(query, regex, case_sensitive)
+        path = await b.contents.require(path, "notebook")
+        view = await b.rooms.notebook(path)
+        found, truncated = view.search(pattern, cell_type, max_results)
+        matches = [
+            SearchMatch(cell_id=m.cell_id, index=m.index, line=m.line, column=m.column, text=m.text) for m in found
+        ]
+        return SearchResult(matches=matches, truncated=truncated)
+
+    async def save_notebook(ctx: Context, path: str) -> SaveResult:
+        """Write the notebook's live content to disk now, instead of after the room's save delay."""
+        path = await b.contents.require(path, "notebook")
+        await b.rooms.notebook(path)
+        saved = await b.rooms.save(path, "notebook")
+        return SaveResult(path=path, saved=saved, last_modified=await b.contents.last_modified(path))
+
+    return [
+        ToolSpec(list_notebooks, "notebook", "List notebooks", READ, read_only=True),
+        ToolSpec(get_notebook, "notebook", "Read notebook cells", READ, read_only=True),
+        ToolSpec(get_notebook_info, "notebook", "Summarize a notebook", READ, read_only=True),
+        ToolSpec(create_notebook_session, "notebook", "Join a notebook's live room", READ, read_only=True),
+        ToolSpec(search_notebook, "notebook", "Search a notebook", READ, read_only=True),
+        ToolSpec(save_notebook, "notebook", "Save a notebook now", WRITE, read_only=False, idempotent=True),
+    ]
+
+
+def _cell(data: CellData, include_outputs: bool, max_output_length: int) -> Cell:
+    outputs = render_outputs(data.outputs, max_output_length) if include_outputs else []
+    return Cell(
+        index=data.index,
+        id=data.id,
+        cell_type=data.cell_type,
+        source=data.source,
+        execution_count=data.execution_count,
+        outputs=[RenderedOutput(**o) for o in outputs],
+    )

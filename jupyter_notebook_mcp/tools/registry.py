@@ -23,12 +23,27 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp_types import ToolAnnotations
 
+from ..contents import ContentsAdapter
 from ..errors import NotebookMCPError, PermissionDenied
 from ..handlers import STATE_HANDLER, STATE_USER
+from ..kernels import KernelsAdapter
+from ..rooms import RoomsAdapter
 
 log = logging.getLogger(__name__)
 
 GROUPS = ("notebook", "execution", "document", "history", "awareness")
+READ = ("read", "contents")
+WRITE = ("write", "contents")
+
+
+@dataclass(frozen=True)
+class Backends:
+    """The adapters tools call, and the output limits they shape results with."""
+
+    contents: ContentsAdapter
+    rooms: RoomsAdapter
+    kernels: KernelsAdapter
+    max_output_length: int = 2000
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,218 @@
+"""Live collaboration rooms: the only package that touches jupyter_server_ydoc, jupyter_ydoc and pycrdt.
+
+Every read and write goes through jupyter-collaboration's room for the file — the document JupyterLab
+users have open — fetched again on every call with ``get_document(copy=False, create=True)``: the
+defaults would hand back a detached copy (edits vanish) or nothing when no browser has the file open,
+and a handle kept from an earlier call may belong to a room that has since been deleted (edits to it
+"succeed" and are lost). Rooms we had to create are ours to clean up: jupyter-collaboration only
+deletes rooms when a websocket closes, so :meth:`RoomsAdapter.evict_idle` saves and removes the
+ones nobody joined once they have been idle for ``idle_timeout`` seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import Unavailable
+from .cellindex import CellIndex
+from .notebook import AGENT_ORIGIN, CellChange, CellData, NewCell, NotebookView
+
+__all__ = ["AGENT_ORIGIN", "CellChange", "CellData", "NewCell", "NotebookView", "RoomInfo", "RoomsAdapter"]
+
+log = logging.getLogger(__name__)
+
+#: Room id prefixes as jupyter-collaboration builds them: ``{file_format}:{content_type}:{file_id}``.
+_ROOM_PREFIX = {"notebook": "json:notebook", "file": "text:file"}
+
+
+@dataclass(frozen=True)
+class RoomInfo:
+    room_id: str
+    file_id: str
+    collaborators: int
+    users: list[dict[str, Any]]
+
+
+class RoomsAdapter:
+    """Reads and edits jupyter-collaboration's rooms; looks the extension up lazily (it may load after us)."""
+
+    def __init__(self, serverapp: Any, *, idle_timeout: float = 60.0) -> None:
+        self.serverapp = serverapp
+        self.idle_timeout = idle_timeout
+        self._indexes: dict[str, tuple[Any, CellIndex]] = {}
+        self._opened: dict[str, float] = {}  # rooms we created -> last use (monotonic)
+        self._janitor: asyncio.Task[None] | None = None
+
+    # -- lookups ----------------------------------------------------------------------------------
+    def _ydoc_extension(self) -> Any | None:
+        manager = getattr(self.serverapp, "extension_manager", None)
+        point = manager.extension_points.get("jupyter_server_ydoc") if manager is not None else None
+        return getattr(point, "app", None) if point is not None else None
+
+    def _require(self) -> Any:
+        ydoc = self._ydoc_extension()
+        if ydoc is None or getattr(ydoc, "ywebsocket_server", None) is None:
+            raise Unavailable(
+                "real-time collaboration is not enabled on this server, so notebooks cannot be edited live: "
+                "install jupyter-collaboration and enable the jupyter_server_ydoc server extension"
+            )
+        return ydoc
+
+    def _file_ids(self) -> Any:
+        settings = getattr(getattr(self.serverapp, "web_app", None), "settings", {})
+        return settings.get("file_id_manager")
+
+    def room_id(self, path: str, kind: str, *, create_id: bool = True) -> str | None:
+        file_ids = self._file_ids()
+        if file_ids is None:
+            return None
+        file_id = file_ids.index(path) if create_id else file_ids.get_id(path)
+        return f"{_ROOM_PREFIX[kind]}:{file_id}" if file_id else None
+
+    def _room(self, room_id: str | None) -> Any | None:
+        ydoc = self._ydoc_extension()
+        server = getattr(ydoc, "ywebsocket_server", None)
+        return server.rooms.get(room_id) if server is not None and room_id else None
+
+    def collaborators(self, path: str, kind: str) -> int:
+        """Number of clients connected to the room of ``path`` (0 when no room is open); opens nothing."""
+        if kind not in _ROOM_PREFIX:
+            return 0
+        room = self._room(self.room_id(path, kind, create_id=False))
+        return len(room.clients) if room is not None else 0
+
+    def info(self, path: str, kind: str) -> RoomInfo | None:
+        """Room id and who is in the room of ``path`` (from awareness), or None when no room is open."""
+        room_id = self.room_id(path, kind, create_id=False)
+        room = self._room(room_id)
+        if room is None or room_id is None:
+            return None
+        users = []
+        awareness = getattr(room, "awareness", None)
+        states = getattr(awareness, "states", {}) if awareness is not None else {}
+        for client_id, state in states.items():
+            user = (state or {}).get("user") if isinstance(state, dict) else None
+            if isinstance(user, dict) and user.get("username"):
+                users.append(
+                    {
+                        "client_id": client_id,
+                        "username": user.get("username"),
+                        "display_name": user.get("display_name") or user.get("name") or user.get("username"),
+                    }
+                )
+        return RoomInfo(room_id, room_id.rsplit(":", 1)[-1], len(room.clients), users)
+
+    def server_session_id(self) -> str:
+        """The collaboration session id browsers get from ``PUT /api/collaboration/session``."""
+        from jupyter_server_ydoc.utils import SERVER_SESSION
+
+        return str(SERVER_SESSION)
+
+    # -- the live document ------------------------------------------------------------------------
+    async def notebook(self, path: str) -> NotebookView:
+        """The live notebook of ``path`` for this call only (the caller checked the file exists)."""
+        document, room_id = await self._document(path, "notebook")
+        entry = self._indexes.get(room_id)
+        if entry is None or entry[0] is not document:
+            if entry is not None:
+                entry[1].close()
+            entry = (document, CellIndex(document.ycells))
+            self._indexes[room_id] = entry
+        return NotebookView(document, entry[1], path)
+
+    async def _document(self, path: str, kind: str) -> tuple[Any, str]:
+        ydoc = self._require()
+        room_id = self.room_id(path, kind)
+        if room_id is None:
+            raise Unavailable("the file id service is not running: enable the jupyter_server_fileid extension")
+        existed = room_id in ydoc.ywebsocket_server.rooms
+        content_type, file_format = ("notebook", "json") if kind == "notebook" else ("file", "text")
+        document = await ydoc.get_document(
+            path=path, content_type=content_type, file_format=file_format, copy=False, create=True
+        )
+        if document is None:
+            raise Unavailable(f"collaboration could not open a room for {path!r}")
+        if not existed:
+            self._opened[room_id] = time.monotonic()
+            self._start_janitor()
+        elif room_id in self._opened:
+            self._opened[room_id] = time.monotonic()
+        return document, room_id
+
+    async def save(self, path: str, kind: str) -> bool:
+        """Ask the room to write the document now (instead of after its save delay)."""
+        room = self._room(self.room_id(path, kind, create_id=False))
+        if room is None:
+            return False
+        task = room._save_to_disc()  # jupyter_server_ydoc's manual-save entry point
+        if task is None:  # a load from disk is in progress; the room saves after it
+            return False
+        await task
+        return True
+
+    # -- cleanup ----------------------------------------------------------------------------------
+    def _start_janitor(self) -> None:
+        if self.idle_timeout and (self._janitor is None or self._janitor.done()):
+            self._janitor = asyncio.get_running_loop().create_task(self._sweep_forever())
+
+    async def _sweep_forever(self) -> None:
+        interval = max(0.2, min(self.idle_timeout / 4, 15.0))
+        while self._opened:
+            await asyncio.sleep(interval)
+            try:
+                await self.evict_idle()
+            except Exception:
+                log.exception("evicting idle collaboration rooms failed")
+
+    async def evict_idle(self, *, now: float | None = None) -> list[str]:
+        """Save and delete the rooms we created that nobody joined and nobody used for a while."""
+        now = time.monotonic() if now is None else now
+        ydoc = self._ydoc_extension()
+        evicted = []
+        for room_id, last_used in list(self._opened.items()):
+            room = self._room(room_id)
+            if room is None or room.clients:
+                # Gone already, or a browser joined: its websocket handler cleans it up from now on.
+                self._forget(room_id)
+                continue
+            if now - last_used < self.idle_timeout:
+                continue
+            await self._delete(ydoc, room_id, room)
+            evicted.append(room_id)
+        return evicted
+
+    async def _delete(self, ydoc: Any, room_id: str, room: Any) -> None:
+        if getattr(room._document, "dirty", False):
+            with contextlib.suppress(Exception):
+                task = room._save_to_disc()
+                if task is not None:
+                    await task
+        async with ydoc._room_locks[room_id]:
+            if room.clients or self._room(room_id) is not room:
+                return
+            await ydoc.ywebsocket_server.delete_room(room=room)
+            file_id = room_id.rsplit(":", 1)[-1]
+            loader = ydoc.file_loaders[file_id]
+            if loader.number_of_subscriptions == 0:
+                await ydoc.file_loaders.remove(file_id)
+        self._forget(room_id)
+        log.info("Closed idle collaboration room %s opened for an MCP agent", room_id)
+
+    def _forget(self, room_id: str) -> None:
+        self._opened.pop(room_id, None)
+        entry = self._indexes.pop(room_id, None)
+        if entry is not None:
+            entry[1].close()
+
+    async def close(self) -> None:
+        if self._janitor is not None:
+            self._janitor.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._janitor
+        for room_id in list(self._indexes):
+            self._forget(room_id)

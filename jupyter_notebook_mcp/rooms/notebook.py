@@ -1,0 +1,289 @@
+"""One call's view of a live notebook: reads by slice, edits as one agent transaction.
+
+A :class:`NotebookView` wraps the room's live ``YNotebook`` for the duration of one tool call. Use it
+synchronously, right after :meth:`RoomsAdapter.notebook` returned it: the room can be deleted at any
+``await`` (its last browser left), and an edit to a stale document "succeeds" and is lost. Every
+mutating method validates everything first and then applies all of its changes inside one
+``transaction(origin=AGENT_ORIGIN)``, so a batch is all or nothing and observers can tell agent edits
+from human ones.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from pycrdt import Map
+
+from ..errors import Conflict, InvalidArgument, NotFound
+from .cellindex import CellIndex
+from .text import Edit, line_column, minimal_edit
+
+#: Transaction origin of every edit we make (history and subscriptions tell agents apart by it).
+AGENT_ORIGIN = "jupyter-notebook-mcp"
+
+CELL_TYPES = ("code", "markdown", "raw")
+
+
+@dataclass
+class CellData:
+    index: int
+    id: str
+    cell_type: str
+    source: str
+    execution_count: int | None
+    outputs: list[dict[str, Any]]
+    metadata: dict[str, Any]
+
+
+@dataclass
+class NewCell:
+    source: str
+    cell_type: str = "code"
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class CellChange:
+    """One requested update; ``cell_id`` wins over ``index`` when both are given."""
+
+    cell_id: str | None = None
+    index: int | None = None
+    source: str | None = None
+    cell_type: str | None = None
+    expected_source: str | None = None
+
+
+@dataclass
+class Match:
+    cell_id: str
+    index: int
+    line: int
+    column: int
+    text: str
+
+
+class NotebookView:
+    """The live notebook behind one tool call."""
+
+    def __init__(self, notebook: Any, index: CellIndex, path: str) -> None:
+        self._nb = notebook
+        self._cells = notebook.ycells
+        self._index = index
+        self.path = path
+
+    # -- addressing -------------------------------------------------------------------------------
+    @property
+    def cell_count(self) -> int:
+        return len(self._cells)
+
+    def _range_text(self) -> str:
+        n = self.cell_count
+        return f"notebook has {n} cells (0-{n - 1})" if n else "notebook has no cells"
+
+    def check_index(self, index: int, *, allow_end: bool = False) -> int:
+        limit = self.cell_count + (1 if allow_end else 0)
+        if index < 0:
+            raise InvalidArgument(f"cell index {index} is negative: indexes start at 0 ({self._range_text()})")
+        if index >= limit:
+            raise InvalidArgument(f"cell index {index} out of range: {self._range_text()}")
+        return index
+
+    def resolve(self, cell_id: str | None = None, index: int | None = None) -> int:
+        """The index of the addressed cell: by id first; an index given too must agree."""
+        if cell_id is None and index is None:
+            raise InvalidArgument("name the cell: give cell_id (preferred) or index")
+        if cell_id is None:
+            assert index is not None
+            return self.check_index(index)
+        position = self._index.position(cell_id)
+        if position is None:
+            raise NotFound(f"no cell with id {cell_id!r} in {self.path}: read the notebook for current cell ids")
+        if index is not None and index != position:
+            raise Conflict(
+                f"cell {cell_id!r} is at index {position}, not {index}: the notebook changed; "
+                "address cells by id, or re-read the notebook"
+            )
+        return position
+
+    @property
+    def ids(self) -> list[str]:
+        return list(self._index.ids)
+
+    # -- reads ------------------------------------------------------------------------------------
+    def cell(self, index: int) -> CellData:
+        raw = self._cells[index].to_py() or {}
+        source = raw.get("source", "")
+        count = raw.get("execution_count")
+        return CellData(
+            index=index,
+            id=str(raw.get("id", "")),
+            cell_type=str(raw.get("cell_type", "code")),
+            source=_text(source),
+            execution_count=int(count) if isinstance(count, int | float) else None,
+            outputs=list(raw.get("outputs") or []),
+            metadata=dict(raw.get("metadata") or {}),
+        )
+
+    def cells(self, indexes: Iterable[int]) -> Iterator[CellData]:
+        for i in indexes:
+            yield self.cell(i)
+
+    def notebook_metadata(self) -> dict[str, Any]:
+        """``kernelspec``, ``language_info`` and the nbformat version, without converting cells."""
+        meta = self._nb.ydoc.get("meta", type=Map)
+        metadata = meta.get("metadata")
+        wanted = {}
+        if metadata is not None:
+            for key in ("kernelspec", "language_info"):
+                value = metadata.get(key)
+                wanted[key] = value.to_py() if hasattr(value, "to_py") else value
+        major, minor = meta.get("nbformat", 4), meta.get("nbformat_minor", 5)
+        return {**wanted, "nbformat": f"{int(major)}.{int(minor)}"}
+
+    def counts(self) -> dict[str, int]:
+        """Cells by type and how many code cells have run, from the index (no cell is read)."""
+        return self._index.counts()
+
+    def sources(self) -> list[tuple[str, str, str]]:
+        """(id, cell_type, source) of every cell in one linear pass (search and replace need them all)."""
+        with self._nb.ydoc.transaction() as txn:
+            cells = json.loads(self._cells.integrated.to_json(txn._txn))
+        return [(str(c.get("id", "")), str(c.get("cell_type", "code")), _text(c.get("source", ""))) for c in cells]
+
+    def search(self, pattern: re.Pattern[str], cell_type: str | None, max_results: int) -> tuple[list[Match], bool]:
+        matches: list[Match] = []
+        for i, (cell_id, kind, source) in enumerate(self.sources()):
+            if cell_type is not None and kind != cell_type:
+                continue
+            for found in pattern.finditer(source):
+                if len(matches) >= max_results:
+                    return matches, True
+                line, column = line_column(source, found.start())
+                text = source.splitlines()[line - 1] if source else ""
+                matches.append(Match(cell_id, i, line, column, text[:200]))
+        return matches, False
+
+    # -- edits ------------------------------------------------------------------------------------
+    def insert(self, cells: list[NewCell], at: int) -> list[tuple[int, str, str]]:
+        at = self.check_index(at, allow_end=True)
+        for cell in cells:
+            _check_type(cell.cell_type)
+        ycells = [self._nb.create_ycell(_nbformat_cell(c.cell_type, c.source, c.metadata)) for c in cells]
+        with self._nb.ydoc.transaction(origin=AGENT_ORIGIN):
+            for offset, ycell in enumerate(ycells):
+                self._cells.insert(at + offset, ycell)
+        return [(at + k, str(ycells[k]["id"]), cells[k].cell_type) for k in range(len(cells))]
+
+    def update(self, changes: list[CellChange]) -> list[tuple[int, str]]:
+        plan: list[tuple[int, CellChange]] = []
+        seen: set[int] = set()
+        for change in changes:
+            index = self.resolve(change.cell_id, change.index)
+            if index in seen:
+                raise InvalidArgument(f"cell at index {index} is updated twice in one batch: merge the updates")
+            seen.add(index)
+            if change.cell_type is not None:
+                _check_type(change.cell_type)
+            if change.source is None and change.cell_type is None:
+                raise InvalidArgument(f"update of cell {index} changes nothing: give content or cell_type")
+            if change.expected_source is not None:
+                live = str(self._cells[index]["source"])
+                if live != change.expected_source:
+                    raise Conflict(
+                        f"cell {self._index.ids[index]!r} changed since read (its source is not expected_source): "
+                        "re-read the cell and retry; nothing was applied"
+                    )
+            plan.append((index, change))
+        done: list[tuple[int, str]] = []
+        with self._nb.ydoc.transaction(origin=AGENT_ORIGIN):
+            for index, change in plan:
+                ycell = self._cells[index]
+                if change.cell_type is not None and change.cell_type != ycell.get("cell_type"):
+                    self._retype(index, change.cell_type, change.source)
+                elif change.source is not None:
+                    _apply(ycell["source"], minimal_edit(str(ycell["source"]), change.source))
+                done.append((index, str(self._cells[index]["id"])))
+        return done
+
+    def delete(self, indexes: list[int]) -> list[CellData]:
+        unique = sorted(set(indexes))
+        removed = [self.cell(i) for i in unique]
+        with self._nb.ydoc.transaction(origin=AGENT_ORIGIN):
+            for i in reversed(unique):
+                del self._cells[i]
+        return removed
+
+    def move(self, index: int, to_index: int) -> str:
+        to_index = self.check_index(to_index)
+        cell = self._cells[index].to_py() or {}
+        cell.pop("execution_state", None)
+        if index == to_index:
+            return str(cell.get("id", ""))
+        # pycrdt 0.14 has no Array.move: delete and re-insert the same content and id together.
+        ycell = self._nb.create_ycell(cell)
+        with self._nb.ydoc.transaction(origin=AGENT_ORIGIN):
+            del self._cells[index]
+            self._cells.insert(to_index, ycell)
+        return str(cell.get("id", ""))
+
+    def replace(
+        self, pattern: re.Pattern[str], replacement: str, literal: bool, indexes: list[int] | None
+    ) -> list[tuple[int, str, int]]:
+        """Replace every match, match by match (so text typed between matches survives)."""
+        wanted = set(indexes) if indexes is not None else None
+        plan: list[tuple[int, list[Edit]]] = []
+        for i, (_, _, source) in enumerate(self.sources()):
+            if wanted is not None and i not in wanted:
+                continue
+            edits = []
+            for found in pattern.finditer(source):
+                new = replacement if literal else found.expand(replacement)
+                start = len(source[: found.start()].encode("utf-8"))
+                end = len(source[: found.end()].encode("utf-8"))
+                edits.append(Edit(start, end, new))
+            if edits:
+                plan.append((i, edits))
+        with self._nb.ydoc.transaction(origin=AGENT_ORIGIN):
+            for i, edits in plan:
+                ytext = self._cells[i]["source"]
+                for edit in reversed(edits):
+                    _apply(ytext, edit)
+        return [(i, self._index.ids[i], len(edits)) for i, edits in plan]
+
+    def _retype(self, index: int, cell_type: str, source: str | None) -> None:
+        old = self._cells[index].to_py() or {}
+        text = source if source is not None else str(old.get("source", ""))
+        cell = _nbformat_cell(cell_type, text, dict(old.get("metadata") or {}))
+        cell["id"] = old.get("id")
+        if cell_type == "code" and old.get("cell_type") == "code":
+            cell["outputs"] = old.get("outputs", [])
+        self._cells[index] = self._nb.create_ycell(cell)
+
+
+def _text(source: Any) -> str:
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def _check_type(cell_type: str) -> None:
+    if cell_type not in CELL_TYPES:
+        raise InvalidArgument(f"cell_type {cell_type!r} is not one of {', '.join(CELL_TYPES)}")
+
+
+def _nbformat_cell(cell_type: str, source: str, metadata: dict[str, Any]) -> dict[str, Any]:
+    cell: dict[str, Any] = {"cell_type": cell_type, "source": source, "metadata": metadata}
+    if cell_type == "code":
+        cell.update(outputs=[], execution_count=None)
+    return cell
+
+
+def _apply(ytext: Any, edit: Edit) -> None:
+    if edit.is_noop:
+        return
+    if edit.end > edit.start:
+        del ytext[edit.start : edit.end]
+    if edit.insert:
+        ytext.insert(edit.start, edit.insert)

@@ -1,0 +1,137 @@
+"""A real second collaborator: joins a document's room over the collaboration websocket.
+
+It does what JupyterLab does — ``PUT /api/collaboration/session/<path>``, then the room websocket
+with the session id — and keeps its own pycrdt document in sync through pycrdt's ``Provider``, so
+tests can watch agent edits arrive and make edits of their own that the server sees as a human's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import quote
+
+from jupyter_ydoc import YNotebook, YUnicode
+from pycrdt import Doc, Provider
+from tornado.httpclient import AsyncHTTPClient, HTTPRequest
+from tornado.websocket import WebSocketClientConnection, websocket_connect
+
+
+class _Channel:
+    """pycrdt's Channel protocol over a Tornado websocket client."""
+
+    def __init__(self, ws: WebSocketClientConnection, path: str) -> None:
+        self._ws = ws
+        self._path = path
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    def __aiter__(self) -> _Channel:
+        return self
+
+    async def __anext__(self) -> bytes:
+        message = await self._ws.read_message()
+        if message is None:
+            raise StopAsyncIteration
+        return message if isinstance(message, bytes) else message.encode()
+
+    async def send(self, message: bytes) -> None:
+        await self._ws.write_message(message, binary=True)
+
+    async def recv(self) -> bytes:
+        return await self.__anext__()
+
+
+class Collaborator:
+    """``async with Collaborator(...) as c``: a synced replica of the room's document."""
+
+    def __init__(self, server_root: str, base_url: str, token: str, path: str, kind: str = "notebook") -> None:
+        self.server_root = server_root
+        self.base_url = base_url
+        self.token = token
+        self.path = path
+        self.kind = kind
+        self.doc = Doc()
+        self.document: Any = YNotebook(self.doc) if kind == "notebook" else YUnicode(self.doc)
+        self.changes = 0
+        self._subscription: Any = None
+        self._task: asyncio.Task[None] | None = None
+        self._ws: WebSocketClientConnection | None = None
+
+    async def __aenter__(self) -> Collaborator:
+        headers = {"Authorization": f"token {self.token}"}
+        fmt, kind = ("json", "notebook") if self.kind == "notebook" else ("text", "file")
+        response = await AsyncHTTPClient().fetch(
+            f"{self.server_root}{self.base_url}api/collaboration/session/{quote(self.path)}",
+            method="PUT",
+            body=json.dumps({"format": fmt, "type": kind}),
+            headers=headers,
+        )
+        session = json.loads(response.body)
+        self.room_id = f"{fmt}:{kind}:{session['fileId']}"
+        ws_root = self.server_root.replace("http://", "ws://")
+        url = f"{ws_root}{self.base_url}api/collaboration/room/{self.room_id}?sessionId={session['sessionId']}"
+        self._ws = await websocket_connect(HTTPRequest(url, headers=headers))
+        self._subscription = self.doc.observe(self._on_change)
+        self.provider = Provider(self.doc, _Channel(self._ws, self.room_id))
+        self._task = asyncio.ensure_future(self.provider.start())
+        await asyncio.wait_for(self.provider.started.wait(), 10)
+        await asyncio.wait_for(self.provider.synced.wait(), 10)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        if self._task is not None:
+            await self.provider.stop()
+            self._task.cancel()
+            self._task = None
+        if self._ws is not None:
+            self._ws.close()
+            self._ws = None
+
+    def _on_change(self, event: Any) -> None:
+        self.changes += 1
+
+    # -- reading the replica ------------------------------------------------------------------------
+    def cells(self) -> list[dict[str, Any]]:
+        return [self.document.get_cell(i) for i in range(self.document.cell_number)]
+
+    def sources(self) -> list[str]:
+        return [str(cell["source"]) for cell in self.cells()]
+
+    def ids(self) -> list[str]:
+        return [str(cell["id"]) for cell in self.cells()]
+
+    async def wait_until(self, predicate: Callable[[], bool], timeout: float = 5.0) -> float:
+        """Seconds until ``predicate()`` holds on the replica; fails the test after ``timeout``."""
+        started = time.perf_counter()
+        while not predicate():
+            if time.perf_counter() - started > timeout:
+                raise AssertionError(f"collaborator did not see the change within {timeout}s: {self.sources()}")
+            await asyncio.sleep(0.001)
+        return time.perf_counter() - started
+
+    # -- editing like a person ------------------------------------------------------------------------
+    def type_into(self, index: int, position: int, text: str) -> None:
+        """Insert ``text`` at character ``position`` of cell ``index`` (as a keystroke burst)."""
+        ytext = self.document.ycells[index]["source"]
+        offset = len(str(ytext)[:position].encode())
+        ytext.insert(offset, text)
+
+    def insert_cell(self, index: int, source: str, cell_type: str = "code") -> str:
+        cell: dict[str, Any] = {"cell_type": cell_type, "source": source, "metadata": {}}
+        if cell_type == "code":
+            cell.update(outputs=[], execution_count=None)
+        ycell = self.document.create_ycell(cell)
+        self.document.ycells.insert(index, ycell)
+        return str(ycell["id"])
+
+    def delete_cell(self, index: int) -> None:
+        del self.document.ycells[index]
