@@ -109,12 +109,12 @@ class Collaborator:
     def ids(self) -> list[str]:
         return [str(cell["id"]) for cell in self.cells()]
 
-    async def wait_until(self, predicate: Callable[[], bool], timeout: float = 5.0) -> float:
+    async def wait_until(self, predicate: Callable[[], bool], limit: float = 5.0) -> float:
         """Seconds until ``predicate()`` holds on the replica; fails the test after ``timeout``."""
         started = time.perf_counter()
         while not predicate():
-            if time.perf_counter() - started > timeout:
-                raise AssertionError(f"collaborator did not see the change within {timeout}s: {self.sources()}")
+            if time.perf_counter() - started > limit:
+                raise AssertionError(f"collaborator did not see the change within {limit}s: {self.sources()}")
             await asyncio.sleep(0.001)
         return time.perf_counter() - started
 

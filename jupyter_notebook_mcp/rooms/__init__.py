@@ -187,7 +187,9 @@ class RoomsAdapter:
         return evicted
 
     async def _delete(self, ydoc: Any, room_id: str, room: Any) -> None:
-        if getattr(room._document, "dirty", False):
+        pending = getattr(room, "_saving_document", None)
+        if pending is not None and not pending.done():
+            # An autosave is still waiting out its delay: deleting the room would cancel it.
             with contextlib.suppress(Exception):
                 task = room._save_to_disc()
                 if task is not None:
