@@ -44,6 +44,7 @@ class ContentsAdapter:
         self.manager = manager
         self.allow_symlinks_outside_root = allow_symlinks_outside_root
         self.max_directories = max_directories
+        self._real_root: tuple[str, str] | None = None
 
     # -- policy ---------------------------------------------------------------------------------
     def normalize(self, path: str, *, allow_root: bool = False) -> str:
@@ -73,15 +74,21 @@ class ContentsAdapter:
         root = getattr(self.manager, "root_dir", None)
         if self.allow_symlinks_outside_root or not isinstance(root, str):
             return
-        real_root = os.path.realpath(root)
+        if self._real_root is None or self._real_root[0] != root:
+            self._real_root = (root, os.path.realpath(root))
+        real_root = self._real_root[1]
         real = os.path.realpath(os.path.join(root, *normalized.split("/")))
         if os.path.commonpath([real_root, real]) != real_root:
             raise InvalidPath(f"path {original!r} resolves outside the Jupyter root (through a symbolic link)")
 
     # -- queries --------------------------------------------------------------------------------
-    async def kind(self, path: str) -> str | None:
+    async def kind(self, path: str, *, normalized: bool = False) -> str | None:
         """``"notebook"``, ``"file"`` or ``"directory"`` for an existing path, else None."""
-        normalized = self.normalize(path, allow_root=True)
+        if not normalized:
+            path = self.normalize(path, allow_root=True)
+        return await self._kind(path)
+
+    async def _kind(self, normalized: str) -> str | None:
         if await ensure_async(self.manager.dir_exists(normalized)):
             return "directory"
         if normalized and await ensure_async(self.manager.file_exists(normalized)):
@@ -95,7 +102,7 @@ class ContentsAdapter:
         room behind that serves an empty document from then on, even after the file is created.
         """
         normalized = self.normalize(path)
-        found = await self.kind(normalized)
+        found = await self.kind(normalized, normalized=True)
         if found == kind:
             return normalized
         if found is None:

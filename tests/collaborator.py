@@ -26,6 +26,7 @@ class _Channel:
     def __init__(self, ws: WebSocketClientConnection, path: str) -> None:
         self._ws = ws
         self._path = path
+        self.held: list[bytes] | None = None
 
     @property
     def path(self) -> str:
@@ -41,7 +42,15 @@ class _Channel:
         return message if isinstance(message, bytes) else message.encode()
 
     async def send(self, message: bytes) -> None:
+        if self.held is not None:  # offline: the server has not seen these edits yet
+            self.held.append(message)
+            return
         await self._ws.write_message(message, binary=True)
+
+    async def release(self) -> None:
+        held, self.held = self.held or [], None
+        for message in held:
+            await self._ws.write_message(message, binary=True)
 
     async def recv(self) -> bytes:
         return await self.__anext__()
@@ -59,6 +68,7 @@ class Collaborator:
         self.doc = Doc()
         self.document: Any = YNotebook(self.doc) if kind == "notebook" else YUnicode(self.doc)
         self.changes = 0
+        self._changed = asyncio.Event()
         self._subscription: Any = None
         self._task: asyncio.Task[None] | None = None
         self._ws: WebSocketClientConnection | None = None
@@ -78,7 +88,8 @@ class Collaborator:
         url = f"{ws_root}{self.base_url}api/collaboration/room/{self.room_id}?sessionId={session['sessionId']}"
         self._ws = await websocket_connect(HTTPRequest(url, headers=headers))
         self._subscription = self.doc.observe(self._on_change)
-        self.provider = Provider(self.doc, _Channel(self._ws, self.room_id))
+        self.channel = _Channel(self._ws, self.room_id)
+        self.provider = Provider(self.doc, self.channel)
         self._task = asyncio.ensure_future(self.provider.start())
         await asyncio.wait_for(self.provider.started.wait(), 10)
         await asyncio.wait_for(self.provider.synced.wait(), 10)
@@ -98,6 +109,7 @@ class Collaborator:
 
     def _on_change(self, event: Any) -> None:
         self.changes += 1
+        self._changed.set()
 
     # -- reading the replica ------------------------------------------------------------------------
     def cells(self) -> list[dict[str, Any]]:
@@ -110,13 +122,31 @@ class Collaborator:
         return [str(cell["id"]) for cell in self.cells()]
 
     async def wait_until(self, predicate: Callable[[], bool], limit: float = 5.0) -> float:
-        """Seconds until ``predicate()`` holds on the replica; fails the test after ``timeout``."""
+        """Seconds until ``predicate()`` holds on the replica, re-checked on every change it receives."""
         started = time.perf_counter()
         while not predicate():
-            if time.perf_counter() - started > limit:
-                raise AssertionError(f"collaborator did not see the change within {limit}s: {self.sources()}")
-            await asyncio.sleep(0.001)
+            remaining = limit - (time.perf_counter() - started)
+            if remaining <= 0:
+                raise AssertionError(f"collaborator did not see the change within {limit}s: {self.sources()[:20]}")
+            self._changed.clear()
+            try:
+                await asyncio.wait_for(self._changed.wait(), min(remaining, 0.05))
+            except TimeoutError:
+                pass
         return time.perf_counter() - started
+
+    def source(self, index: int) -> str:
+        """One cell's source, read without converting the others."""
+        return str(self.document.ycells[index]["source"])
+
+    def go_offline(self) -> None:
+        """Keep this person's next edits local, as if their connection lagged (truly concurrent edits)."""
+        self.channel.held = []
+
+    async def go_online(self) -> None:
+        """Send the edits made while offline; the CRDT merges them with whatever happened meanwhile."""
+        await asyncio.sleep(0.05)  # let the provider hand its queued updates to the channel
+        await self.channel.release()
 
     # -- editing like a person ------------------------------------------------------------------------
     def type_into(self, index: int, position: int, text: str) -> None:

@@ -83,10 +83,11 @@ async def test_collaborator_edits_are_seen_by_the_next_call(
 async def test_update_is_a_minimal_edit_that_keeps_concurrent_typing(
     mcp_client: Any, make_notebook: Any, collaborator: Any
 ) -> None:
+    """The person types at the top while the agent rewrites the last line: both survive."""
     source = "def f(a, b):\n    total = a + b\n    return total\n"
     path = make_notebook("concurrent.ipynb", [{"cell_type": "code", "source": source, "id": "f"}])
     async with collaborator(path) as human, mcp_client() as client:
-        # The person types at the top while the agent rewrites the last line from its earlier read.
+        human.go_offline()
         human.type_into(0, 0, "# added by a person\n")
         await call_tool(
             client,
@@ -94,8 +95,10 @@ async def test_update_is_a_minimal_edit_that_keeps_concurrent_typing(
             path=path,
             updates=[{"cell_id": "f", "content": source.replace("return total", "return total * 2")}],
         )
+        await human.go_online()
         expected = "# added by a person\n" + source.replace("return total", "return total * 2")
         await human.wait_until(lambda: human.sources() == [expected])
+        await asyncio.sleep(0.2)
         data = await call_tool(client, "get_notebook", path=path)
         assert data["cells"][0]["source"] == expected
 
@@ -103,6 +106,7 @@ async def test_update_is_a_minimal_edit_that_keeps_concurrent_typing(
 async def test_simultaneous_edits_in_one_cell_converge(mcp_client: Any, make_notebook: Any, collaborator: Any) -> None:
     path = make_notebook("race.ipynb", [{"cell_type": "code", "source": "alpha\nbeta\ngamma\n", "id": "r"}])
     async with collaborator(path) as human, mcp_client() as client:
+        human.go_offline()
         update = asyncio.ensure_future(
             call_tool(
                 client,
@@ -115,12 +119,34 @@ async def test_simultaneous_edits_in_one_cell_converge(mcp_client: Any, make_not
             human.type_into(0, len(human.sources()[0]), f"{k}")
             await asyncio.sleep(0.002)
         await update
-        await asyncio.sleep(0.3)
+        await human.go_online()
+        typed = "".join(str(k) for k in range(20))
+        await human.wait_until(lambda: human.sources() == [f"alpha\nBETA\ngamma\n{typed}"])
+        await asyncio.sleep(0.2)
         data = await call_tool(client, "get_notebook", path=path)
-        server_text = data["cells"][0]["source"]
-        assert human.sources()[0] == server_text
-        assert server_text.startswith("alpha\nBETA\ngamma\n")
-        assert server_text.endswith("".join(str(k) for k in range(20)))
+        assert data["cells"][0]["source"] == human.sources()[0]
+
+
+async def test_without_expected_source_an_update_replaces_text_typed_before_it(
+    mcp_client: Any, make_notebook: Any, collaborator: Any
+) -> None:
+    """Documented semantics: content is the cell's new source. Text the person typed *before* the call
+    (so the server had it) is replaced; expected_source turns that into a refusal instead."""
+    path = make_notebook("overwrite.ipynb", [{"cell_type": "code", "source": "a = 1\n", "id": "o"}])
+    async with collaborator(path) as human, mcp_client() as client:
+        human.type_into(0, 0, "# typed first\n")
+        await asyncio.sleep(0.2)
+        refused = await tool_error(
+            client,
+            "batch_update_notebook_cells",
+            path=path,
+            updates=[{"cell_id": "o", "content": "a = 2\n", "expected_source": "a = 1\n"}],
+        )
+        assert "changed since read" in refused
+        await call_tool(
+            client, "batch_update_notebook_cells", path=path, updates=[{"cell_id": "o", "content": "a = 2\n"}]
+        )
+        await human.wait_until(lambda: human.sources() == ["a = 2\n"])
 
 
 async def test_expected_source_refuses_a_stale_edit(mcp_client: Any, make_notebook: Any, collaborator: Any) -> None:

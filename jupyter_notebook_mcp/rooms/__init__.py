@@ -47,12 +47,16 @@ class RoomsAdapter:
         self._indexes: dict[str, tuple[Any, CellIndex]] = {}
         self._opened: dict[str, float] = {}  # rooms we created -> last use (monotonic)
         self._janitor: asyncio.Task[None] | None = None
+        self._ydoc: Any = None
 
     # -- lookups ----------------------------------------------------------------------------------
     def _ydoc_extension(self) -> Any | None:
+        if self._ydoc is not None:
+            return self._ydoc
         manager = getattr(self.serverapp, "extension_manager", None)
         point = manager.extension_points.get("jupyter_server_ydoc") if manager is not None else None
-        return getattr(point, "app", None) if point is not None else None
+        self._ydoc = getattr(point, "app", None) if point is not None else None
+        return self._ydoc
 
     def _require(self) -> Any:
         ydoc = self._ydoc_extension()
@@ -71,7 +75,10 @@ class RoomsAdapter:
         file_ids = self._file_ids()
         if file_ids is None:
             return None
-        file_id = file_ids.index(path) if create_id else file_ids.get_id(path)
+        # get_id is a read; index() writes to the id database on every call, so only when needed.
+        file_id = file_ids.get_id(path)
+        if file_id is None and create_id:
+            file_id = file_ids.index(path)
         return f"{_ROOM_PREFIX[kind]}:{file_id}" if file_id else None
 
     def _room(self, room_id: str | None) -> Any | None:
@@ -131,10 +138,8 @@ class RoomsAdapter:
         if room_id is None:
             raise Unavailable("the file id service is not running: enable the jupyter_server_fileid extension")
         existed = room_id in ydoc.ywebsocket_server.rooms
-        content_type, file_format = ("notebook", "json") if kind == "notebook" else ("file", "text")
-        document = await ydoc.get_document(
-            path=path, content_type=content_type, file_format=file_format, copy=False, create=True
-        )
+        # By room id: asking by path would re-index the file id (a database write) on every call.
+        document = await ydoc.get_document(room_id=room_id, copy=False, create=True)
         if document is None:
             raise Unavailable(f"collaboration could not open a room for {path!r}")
         if not existed:

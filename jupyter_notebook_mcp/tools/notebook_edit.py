@@ -71,8 +71,10 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
     async def batch_update_notebook_cells(ctx: Context, path: str, updates: list[CellUpdateInput]) -> UpdateResult:
         """Change cells' source and/or type live, as minimal text edits so others' typing survives.
 
-        Address each cell by cell_id (preferred) or index. Pass expected_source (the source you read)
-        to refuse the edit if someone changed the cell since: then nothing in the batch is applied.
+        content becomes the cell's source: only the changed span is rewritten, so what a person types
+        at the same moment elsewhere in the cell is kept. Text that reached the cell after your read
+        and before this call would be replaced: pass expected_source (the source you read) to refuse
+        the edit instead, and nothing in the batch is applied. Address cells by cell_id (preferred) or index.
         """
         _check_batch("updates", list(updates))
         path = await b.contents.require(path, "notebook")

@@ -1,0 +1,101 @@
+"""A throwaway Jupyter server in a subprocess for benchmarks: loopback only, own config dirs, cleaned up."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of a process in MB (Linux /proc)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+class JupyterProcess:
+    """``with JupyterProcess() as server``: a Jupyter server on 127.0.0.1 with our extension."""
+
+    def __init__(self, *extra_args: str, startup_timeout: float = 60.0) -> None:
+        self.extra_args = list(extra_args)
+        self.startup_timeout = startup_timeout
+        self.token = secrets.token_hex(16)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._tmp = Path(tempfile.mkdtemp(prefix="jnmcp-bench-"))
+        self.root = self._tmp / "root"
+        self.root.mkdir()
+        self._process: subprocess.Popen[bytes] | None = None
+        self.started_in: float = 0.0
+
+    @property
+    def pid(self) -> int:
+        assert self._process is not None
+        return self._process.pid
+
+    def __enter__(self) -> JupyterProcess:
+        env = {
+            **os.environ,
+            "JUPYTER_CONFIG_DIR": str(self._tmp / "config"),
+            "JUPYTER_DATA_DIR": str(self._tmp / "data"),
+            "JUPYTER_RUNTIME_DIR": str(self._tmp / "runtime"),
+        }
+        args = [
+            sys.executable,
+            "-m",
+            "jupyter_server",
+            "--no-browser",
+            "--allow-root",
+            "--ip=127.0.0.1",
+            f"--port={self.port}",
+            f"--ServerApp.token={self.token}",
+            f"--ServerApp.root_dir={self.root}",
+            "--ServerApp.port_retries=0",
+            f"--BaseFileIdManager.db_path={self._tmp / 'file_id.db'}",
+            f"--SQLiteYStore.db_path={self._tmp / 'ystore.db'}",
+            *self.extra_args,
+        ]
+        started = time.perf_counter()
+        self._log = (self._tmp / "server.log").open("wb")
+        self._process = subprocess.Popen(args, cwd=self._tmp, env=env, stdout=self._log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + self.startup_timeout
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                raise RuntimeError(f"jupyter exited early:\n{(self._tmp / 'server.log').read_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/api/status?token={self.token}", timeout=1):
+                    break
+            except OSError:
+                time.sleep(0.05)
+        else:
+            self.__exit__()
+            raise RuntimeError("jupyter did not start in time")
+        self.started_in = time.perf_counter() - started
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._process is not None and self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait(5)
+        self._log.close()
+        shutil.rmtree(self._tmp, ignore_errors=True)
