@@ -7,9 +7,11 @@ servers in one process, so nothing lives in module globals).
 from __future__ import annotations
 
 import logging
+import os
 import secrets
 from typing import Any
 
+from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.utils import url_path_join
 from traitlets import Bool, Float, Int, List, Unicode, validate
@@ -119,6 +121,15 @@ class JupyterNotebookMCP(ExtensionApp):
         server stops. Default: 60.""",
     ).tag(config=True)
 
+    ystore_path = Unicode(
+        "",
+        help="""Absolute path of the SQLite database where collaboration rooms keep their update
+        history, used when SQLiteYStore.db_path is not configured (jupyter-collaboration's default
+        is a file in the server's working directory, and rooms opened without a browser ignore the
+        configuration altogether). Default: "" (jupyter_notebook_mcp/ystore.db in the Jupyter data
+        directory).""",
+    ).tag(config=True)
+
     enable_test_fixtures = Bool(
         False,
         help="""Register the MCP conformance suite's fixture tools (test_reconnection). For testing
@@ -143,7 +154,10 @@ class JupyterNotebookMCP(ExtensionApp):
             allow_symlinks_outside_root=self.allow_symlinks_outside_root,
             max_directories=self.max_listed_directories,
         )
-        self.rooms = RoomsAdapter(self.serverapp, idle_timeout=self.room_idle_timeout)
+        ystore_path = self.ystore_path or os.path.join(jupyter_data_dir(), "jupyter_notebook_mcp", "ystore.db")
+        self.rooms = RoomsAdapter(
+            self.serverapp, idle_timeout=self.room_idle_timeout, ystore_path=os.path.abspath(ystore_path)
+        )
         backends = Backends(
             contents=contents,
             rooms=self.rooms,
@@ -180,6 +194,7 @@ class JupyterNotebookMCP(ExtensionApp):
         return str(url_path_join(self.serverapp.connection_url, "mcp"))
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
+        self.rooms.configure_ystore()  # every extension is loaded now; no room is open yet
         await self.runner.ensure_started()
         self.log.info(
             "MCP endpoint: %s (%d tools) - connect an MCP client with the header "

@@ -389,3 +389,34 @@ class TestIdleRooms:
             await asyncio.sleep(0.05)
         assert room_id not in ydoc.ywebsocket_server.rooms
         assert disk_sources(jp_root_dir / path)[0] == "kept"
+
+
+class TestYStoreLocation:
+    """Rooms opened by agents keep their history where configured, never in the server's CWD."""
+
+    @pytest.fixture
+    def jp_server_config(self, jp_server_config: Any) -> Any:
+        del jp_server_config["SQLiteYStore"]
+        return jp_server_config
+
+    @pytest.fixture
+    def mcp_config(self, tmp_path: Path) -> dict[str, Any]:
+        return {"ystore_path": str(tmp_path / "history" / "ystore.db")}
+
+    async def test_history_goes_to_the_configured_path(
+        self, mcp_client: Any, make_notebook: Any, tmp_path: Path, collaborator: Any
+    ) -> None:
+        cwd = tmp_path / "cwd"
+        cwd.mkdir()
+        import os
+
+        os.chdir(cwd)
+        path = make_notebook("hist.ipynb", FIVE)
+        other = make_notebook("hist2.ipynb", FIVE)
+        async with mcp_client() as client:
+            await call_tool(client, "batch_update_notebook_cells", path=path, updates=[{"index": 0, "content": "a"}])
+            async with collaborator(other) as human:  # a browser-style room uses the same store
+                human.type_into(0, 0, "b")
+                await asyncio.sleep(0.3)
+        assert (tmp_path / "history" / "ystore.db").exists()
+        assert not (cwd / ".jupyter_ystore.db").exists()

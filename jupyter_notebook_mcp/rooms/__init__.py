@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -41,9 +42,11 @@ class RoomInfo:
 class RoomsAdapter:
     """Reads and edits jupyter-collaboration's rooms; looks the extension up lazily (it may load after us)."""
 
-    def __init__(self, serverapp: Any, *, idle_timeout: float = 60.0) -> None:
+    def __init__(self, serverapp: Any, *, idle_timeout: float = 60.0, ystore_path: str = "") -> None:
         self.serverapp = serverapp
         self.idle_timeout = idle_timeout
+        self.ystore_path = ystore_path
+        self._ystore_configured = False
         self._indexes: dict[str, tuple[Any, CellIndex]] = {}
         self._opened: dict[str, float] = {}  # rooms we created -> last use (monotonic)
         self._janitor: asyncio.Task[None] | None = None
@@ -65,7 +68,34 @@ class RoomsAdapter:
                 "real-time collaboration is not enabled on this server, so notebooks cannot be edited live: "
                 "install jupyter-collaboration and enable the jupyter_server_ydoc server extension"
             )
+        self.configure_ystore()
         return ydoc
+
+    def configure_ystore(self) -> None:
+        """Make every room keep its update history in one configured, absolute place.
+
+        Rooms opened over the websocket get their YStore with the server's configuration; rooms
+        opened through ``get_document`` get it without, and write ``.jupyter_ystore.db`` into the
+        process's working directory. We give ``get_document`` the configured class too and, when no
+        ``SQLiteYStore.db_path`` is configured, set it to our absolute ``ystore_path`` for both.
+        """
+        ydoc = self._ydoc_extension()
+        if ydoc is None or self._ystore_configured:
+            return
+        self._ystore_configured = True
+        config = ydoc.config
+        if self.ystore_path and "db_path" not in config.SQLiteYStore:
+            os.makedirs(os.path.dirname(self.ystore_path), exist_ok=True)
+            config.SQLiteYStore.db_path = self.ystore_path
+        base = ydoc.ystore_class
+
+        class ConfiguredYStore(base):  # type: ignore[misc, valid-type]
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                kwargs.setdefault("config", config)
+                super().__init__(*args, **kwargs)
+
+        ConfiguredYStore.__name__ = f"Configured{base.__name__}"
+        ydoc.ystore_class = ConfiguredYStore
 
     def _file_ids(self) -> Any:
         settings = getattr(getattr(self.serverapp, "web_app", None), "settings", {})
