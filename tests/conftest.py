@@ -199,3 +199,17 @@ async def tool_error(client: Client, name: str, **arguments: Any) -> str:
     result = await within(client.call_tool(name, arguments))
     assert result.is_error, f"{name} should have failed: {result.structured_content}"
     return str(result.content[0].text)
+
+
+@pytest.fixture
+def collaboration_events(jp_serverapp: Any) -> list[dict[str, Any]]:
+    """Every jupyter-collaboration room event (load, save, overwrite, clean, errors) during the test."""
+    events: list[dict[str, Any]] = []
+
+    async def listener(logger: Any, schema_id: str, data: dict[str, Any]) -> None:
+        events.append(dict(data))
+
+    jp_serverapp.event_logger.add_listener(
+        schema_id="https://schema.jupyter.org/jupyter_collaboration/session/v1", listener=listener
+    )
+    return events

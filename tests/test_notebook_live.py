@@ -312,7 +312,7 @@ async def test_unicode_edits_land_at_the_right_characters(
 
 
 async def test_unopened_notebook_is_edited_through_a_room_and_saved(
-    mcp_client: Any, make_notebook: Any, jp_root_dir: Path
+    mcp_client: Any, make_notebook: Any, jp_root_dir: Path, collaboration_events: list[dict[str, Any]]
 ) -> None:
     path = make_notebook("closed.ipynb", FIVE)
     async with mcp_client() as client:
@@ -326,6 +326,11 @@ async def test_unopened_notebook_is_edited_through_a_room_and_saved(
     ids = [c["id"] for c in nb["cells"]]
     assert len(set(ids)) == len(ids) == 6
     assert disk_sources(jp_root_dir / path)[5] == "added"
+    await asyncio.sleep(1.2)  # past a file poll, which is when an out-of-band change would show
+    actions = [e.get("action") for e in collaboration_events]
+    assert "save" in actions
+    assert "overwrite" not in actions
+    assert not [e for e in collaboration_events if e.get("level") == "ERROR"]
 
 
 async def test_save_notebook_writes_now(
@@ -420,3 +425,38 @@ class TestYStoreLocation:
                 await asyncio.sleep(0.3)
         assert (tmp_path / "history" / "ystore.db").exists()
         assert not (cwd / ".jupyter_ystore.db").exists()
+
+
+class TestAuthorization:
+    """Each tool asks Jupyter's authorizer for its own permission: here writes are refused."""
+
+    @pytest.fixture
+    def jp_server_config(self, jp_server_config: Any) -> Any:
+        jp_server_config.ServerApp.authorizer_class = "tests.test_notebook_live.ReadOnlyAuthorizer"
+        return jp_server_config
+
+    async def test_reads_pass_and_edits_are_refused(
+        self, mcp_client: Any, make_notebook: Any, jp_root_dir: Path
+    ) -> None:
+        path = make_notebook("guarded.ipynb", FIVE)
+        async with mcp_client() as client:
+            data = await call_tool(client, "get_notebook", path=path)
+            assert len(data["cells"]) == 5
+            message = await tool_error(
+                client, "batch_update_notebook_cells", path=path, updates=[{"index": 0, "content": "nope"}]
+            )
+            assert "not authorized to write contents" in message
+        assert disk_sources(jp_root_dir / path)[0] == "x = 0"
+
+
+from jupyter_server.auth.authorizer import Authorizer  # noqa: E402
+
+
+class ReadOnlyAuthorizer(Authorizer):
+    def is_authorized(self, handler: Any, user: Any, action: str, resource: str) -> bool:
+        # The endpoint itself is a write on contents for POST: allow the MCP handler, refuse tools' writes.
+        from jupyter_notebook_mcp.handlers import MCPHandler
+
+        if isinstance(handler, MCPHandler) and getattr(handler, "_bridge", None) is not None:
+            return action == "read"
+        return True

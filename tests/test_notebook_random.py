@@ -69,7 +69,12 @@ def human_step(rng: random.Random, human: Any) -> None:
 
 @pytest.mark.parametrize("seed", [1, 7, 2026])
 async def test_random_interleaving_converges(
-    seed: int, mcp_client: Any, make_notebook: Any, collaborator: Any, jp_root_dir: Path
+    seed: int,
+    mcp_client: Any,
+    make_notebook: Any,
+    collaborator: Any,
+    jp_root_dir: Path,
+    collaboration_events: list[dict[str, Any]],
 ) -> None:
     rng = random.Random(seed)
     path = make_notebook(f"random-{seed}.ipynb", count=5)
@@ -92,3 +97,4 @@ async def test_random_interleaving_converges(
     assert [c["id"] for c in saved["cells"]] == ids, f"seed {seed}: file differs"
     assert json.loads((jp_root_dir / path).read_text())["nbformat"] == 4
     assert disk_sources(jp_root_dir / path) == [c[2] for c in server_cells]
+    assert "overwrite" not in [e.get("action") for e in collaboration_events], f"seed {seed}: out-of-band change"
