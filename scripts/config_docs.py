@@ -6,8 +6,9 @@ Usage: python scripts/config_docs.py [--check]
 from __future__ import annotations
 
 import inspect
-import sys
 from pathlib import Path
+
+from generated import write_or_check
 
 from jupyter_notebook_mcp.app import JupyterNotebookMCP
 
@@ -45,13 +46,5 @@ def render() -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
-    text = render()
-    if "--check" in sys.argv:
-        return 0 if TARGET.read_text() == text else 1
-    TARGET.write_text(text)
-    return 0
-
-
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(write_or_check(TARGET, render()))

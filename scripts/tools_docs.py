@@ -8,9 +8,10 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-import sys
 from pathlib import Path
 from typing import Any
+
+from generated import write_or_check
 
 from jupyter_notebook_mcp.contents import ContentsAdapter
 from jupyter_notebook_mcp.kernels import KernelsAdapter
@@ -81,13 +82,5 @@ def render() -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
-    text = render()
-    if "--check" in sys.argv:
-        return 0 if TARGET.read_text() == text else 1
-    TARGET.write_text(text)
-    return 0
-
-
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(write_or_check(TARGET, render()))
