@@ -18,6 +18,7 @@ import asyncio
 import http
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
+from urllib.parse import unquote
 
 from tornado.iostream import StreamClosedError
 from tornado.web import RequestHandler
@@ -67,7 +68,7 @@ class TornadoASGIBridge:
             "http_version": request.version.removeprefix("HTTP/") if request.version else "1.1",
             "method": request.method or "GET",
             "scheme": request.protocol,
-            "path": request.path,
+            "path": unquote(request.path),
             "raw_path": path.encode("latin-1"),
             "query_string": query.encode("latin-1"),
             "root_path": "",
@@ -109,6 +110,12 @@ class TornadoASGIBridge:
         """Run ``app`` to completion and make sure the Tornado response is complete."""
         try:
             await app(self.build_scope(), self.receive, self.send)
+        except Exception:
+            if self._started and not self._finished:
+                # Half a response must not look like a whole one: drop the connection, as uvicorn does.
+                self._disconnected.set()
+                self.handler.request.connection.close()  # type: ignore[union-attr]
+            raise
         finally:
             if not self._finished and not self._disconnected.is_set():
                 if not self._started:
@@ -145,4 +152,7 @@ class TornadoASGIBridge:
         try:
             await self.handler.finish()
         except StreamClosedError:
-            self._disconnected.set()
+            pass
+        # Tornado drops its close callback once the response is finished, so a later receive() would
+        # wait forever: from here on the app is told the exchange is over (as the ASGI spec says).
+        self._disconnected.set()

@@ -161,6 +161,7 @@ def _parse_event_id(event_id: str) -> tuple[str, int, int] | None:
     if len(parts) != 3:
         return None
     scope, number, seq = parts
-    if not (number.isdigit() and seq.isdigit()):
+    # Only ASCII digits: str.isdigit() also accepts characters like '²' that int() rejects.
+    if not (number.isascii() and number.isdigit() and seq.isascii() and seq.isdigit()):
         return None
     return scope, int(number), int(seq)
