@@ -19,6 +19,7 @@ from traitlets import Bool, Float, Int, List, Unicode, validate
 from ._version import __version__
 from .contents import ContentsAdapter
 from .event_store import MemoryEventStore
+from .execution import ExecutionService
 from .handlers import MCPHandler
 from .kernels import KernelsAdapter
 from .rooms import RoomsAdapter
@@ -158,10 +159,12 @@ class JupyterNotebookMCP(ExtensionApp):
         self.rooms = RoomsAdapter(
             self.serverapp, idle_timeout=self.room_idle_timeout, ystore_path=os.path.abspath(ystore_path)
         )
+        self.kernels = KernelsAdapter(self.serverapp)
         backends = Backends(
             contents=contents,
             rooms=self.rooms,
-            kernels=KernelsAdapter(self.serverapp),
+            kernels=self.kernels,
+            execution=ExecutionService(self.rooms, self.kernels, max_output_length=self.max_output_length),
             max_output_length=self.max_output_length,
         )
         self.mcp_server, self.tool_names = build_server(
@@ -205,4 +208,5 @@ class JupyterNotebookMCP(ExtensionApp):
 
     async def stop_extension(self) -> None:
         await self.runner.stop()
+        await self.kernels.close()
         await self.rooms.close()

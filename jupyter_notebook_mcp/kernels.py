@@ -1,15 +1,35 @@
 """Kernels and sessions: the only module that talks to Jupyter's session and kernel managers.
 
-For now it answers which kernel a notebook is attached to (the one JupyterLab users of that notebook
-share); running code arrives with the execution tools.
+A notebook's kernel is the one of its Jupyter session — the kernel JupyterLab users of that notebook
+share. When there is none we create the session (so JupyterLab attaches to the same kernel later).
+We talk to the kernel through a client of our own whose *session identity is its own*: a plain
+``km.client()`` copies the manager's session id, and ipykernel routes replies to the newest client
+with that identity, so another server-side client would silently steal our replies.
+
+Execution runs its own loop with a deadline (``execute_interactive`` has no timeout and misses a dead
+kernel), polls the kernel's liveness, interrupts on timeout, and serializes our requests per kernel.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
+import posixpath
+import queue
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from jupyter_client.session import Session
 from jupyter_core.utils import ensure_async
+
+from .errors import NotFound, Unavailable
+
+log = logging.getLogger(__name__)
+
+OutputCallback = Callable[[str, dict[str, Any]], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -19,9 +39,30 @@ class Kernel:
     state: str
 
 
+@dataclass
+class Execution:
+    status: str  # "ok", "error", "timeout", "aborted"
+    execution_count: int | None
+
+
+class KernelDied(Unavailable):
+    """The kernel stopped while running the agent's code."""
+
+
 class KernelsAdapter:
-    def __init__(self, serverapp: Any) -> None:
+    def __init__(self, serverapp: Any, *, ready_timeout: float = 60.0) -> None:
         self.serverapp = serverapp
+        self.ready_timeout = ready_timeout
+        self._clients: dict[str, Any] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    @property
+    def _sessions(self) -> Any:
+        return self.serverapp.session_manager
+
+    @property
+    def _kernels(self) -> Any:
+        return self.serverapp.kernel_manager
 
     async def kernel_for(self, path: str) -> Kernel | None:
         """The kernel of the Jupyter session whose path is ``path``, or None."""
@@ -37,3 +78,115 @@ class KernelsAdapter:
                     str(kernel.get("execution_state", "unknown")),
                 )
         return None
+
+    async def ensure_kernel(self, path: str, kernel_name: str | None) -> Kernel:
+        """The notebook's kernel, starting one (and its Jupyter session) from the kernelspec if none runs."""
+        existing = await self.kernel_for(path)
+        if existing is not None and existing.id in self._kernels:
+            return existing
+        name = kernel_name or self._kernels.default_kernel_name
+        specs = self.serverapp.kernel_spec_manager.get_all_specs()
+        if name not in specs:
+            installed = ", ".join(sorted(specs))
+            raise NotFound(f"the notebook asks for kernel {name!r}, which is not installed; installed: {installed}")
+        model = await ensure_async(
+            self._sessions.create_session(path=path, name=posixpath.basename(path), type="notebook", kernel_name=name)
+        )
+        kernel = model["kernel"]
+        return Kernel(str(kernel["name"]), str(kernel["id"]), str(kernel.get("execution_state", "starting")))
+
+    async def _client(self, kernel_id: str) -> Any:
+        client = self._clients.get(kernel_id)
+        if client is not None:
+            return client
+        km = self._kernels.get_kernel(kernel_id)
+        # Our own session identity (same key): see the module docstring.
+        session = Session(key=km.session.key, signature_scheme=km.session.signature_scheme)
+        client = km.client(session=session)
+        client.start_channels()
+        try:
+            await client.wait_for_ready(timeout=self.ready_timeout)
+        except Exception:
+            client.stop_channels()
+            raise
+        self._clients[kernel_id] = client
+        return client
+
+    def _forget(self, kernel_id: str) -> None:
+        client = self._clients.pop(kernel_id, None)
+        if client is not None:
+            with contextlib.suppress(Exception):
+                client.stop_channels()
+
+    def lock(self, kernel_id: str) -> asyncio.Lock:
+        """Held while our request runs on the kernel: our executions on one kernel queue in order."""
+        return self._locks.setdefault(kernel_id, asyncio.Lock())
+
+    async def execute(self, kernel_id: str, code: str, on_output: OutputCallback, timeout: float) -> Execution:
+        """Run ``code``; hand every iopub output message to ``on_output`` as it arrives."""
+        client = await self._client(kernel_id)
+        km = self._kernels.get_kernel(kernel_id)
+        msg_id = client.execute(code, store_history=True, allow_stdin=False, stop_on_error=True)
+        deadline = time.monotonic() + timeout
+        timed_out = False
+        count: int | None = None
+        next_liveness = 0.0
+        while True:
+            now = time.monotonic()
+            if not timed_out and now > deadline:
+                timed_out = True
+                await self.interrupt(kernel_id)
+                deadline = now + 10  # let the interrupted run report back
+            elif timed_out and now > deadline:
+                break
+            if now >= next_liveness:
+                next_liveness = now + 0.25
+                if not await ensure_async(km.is_alive()):
+                    self._forget(kernel_id)
+                    raise KernelDied(
+                        "the kernel died while running the cell (crashed or out of memory); "
+                        "restart it with restart_notebook_kernel"
+                    )
+            try:
+                msg = await client.get_iopub_msg(timeout=0.1)
+            except queue.Empty:
+                continue
+            if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            kind = msg["msg_type"]
+            content = msg["content"]
+            if kind == "status" and content.get("execution_state") == "idle":
+                break
+            if kind == "execute_input":
+                count = content.get("execution_count")
+            elif kind in ("stream", "display_data", "execute_result", "error", "update_display_data", "clear_output"):
+                await on_output(kind, content)
+        reply = await self._reply(client, msg_id)
+        status = "timeout" if timed_out else str(reply.get("status", "ok")) if reply else "ok"
+        if reply and reply.get("execution_count") is not None:
+            count = reply["execution_count"]
+        return Execution(status=status, execution_count=count)
+
+    async def _reply(self, client: Any, msg_id: str) -> dict[str, Any] | None:
+        end = time.monotonic() + 5
+        while time.monotonic() < end:
+            try:
+                msg = await client.get_shell_msg(timeout=0.5)
+            except queue.Empty:
+                continue
+            if msg.get("parent_header", {}).get("msg_id") == msg_id:
+                return dict(msg["content"])
+        return None
+
+    async def interrupt(self, kernel_id: str) -> None:
+        await ensure_async(self._kernels.interrupt_kernel(kernel_id))
+
+    async def restart(self, kernel_id: str) -> Kernel:
+        self._forget(kernel_id)
+        await ensure_async(self._kernels.restart_kernel(kernel_id))
+        km = self._kernels.get_kernel(kernel_id)
+        return Kernel(str(km.kernel_name), kernel_id, str(getattr(km, "execution_state", "starting")))
+
+    async def close(self) -> None:
+        for kernel_id in list(self._clients):
+            self._forget(kernel_id)

@@ -196,3 +196,22 @@ class CellUpdateInput(BaseModel):
     expected_source: str | None = Field(
         default=None, description="The source you read; if the live source differs, nothing is applied."
     )
+
+
+# -- execution -------------------------------------------------------------------------------------
+class ExecutionResult(BaseModel):
+    id: str
+    status: Literal["ok", "error", "timeout", "aborted"] = Field(
+        description="ok; error (the cell raised); timeout (interrupted after timeout seconds); aborted."
+    )
+    execution_count: int | None
+    outputs: list[RenderedOutput]
+
+
+class ExecutionList(BaseModel):
+    executions: list[ExecutionResult]
+
+
+class KernelResult(BaseModel):
+    kernel: KernelInfo
+    executions: list[ExecutionResult] = Field(default_factory=list)

@@ -13,6 +13,7 @@ from ._version import __version__
 from .event_store import MemoryEventStore
 from .sessions import ScopedSessionManager
 from .tools.documents import document_tools
+from .tools.execution import execution_tools
 from .tools.notebook import notebook_read_tools
 from .tools.notebook_edit import notebook_edit_tools
 from .tools.registry import Backends, ToolSpec, register
@@ -45,7 +46,12 @@ def build_server(
 
 def tool_specs(backends: Backends) -> list[ToolSpec]:
     """Every product tool, in the order clients see them (fixtures excluded)."""
-    return [*notebook_read_tools(backends), *notebook_edit_tools(backends), *document_tools(backends)]
+    return [
+        *notebook_read_tools(backends),
+        *notebook_edit_tools(backends),
+        *execution_tools(backends),
+        *document_tools(backends),
+    ]
 
 
 def build_session_manager(

@@ -14,6 +14,7 @@ from typing import Any
 from generated import write_or_check
 
 from jupyter_notebook_mcp.contents import ContentsAdapter
+from jupyter_notebook_mcp.execution import ExecutionService
 from jupyter_notebook_mcp.kernels import KernelsAdapter
 from jupyter_notebook_mcp.rooms import RoomsAdapter
 from jupyter_notebook_mcp.server import build_server, tool_specs
@@ -45,7 +46,8 @@ def _type(schema: dict[str, Any]) -> str:
 
 
 def render() -> str:
-    backends = Backends(ContentsAdapter(None), RoomsAdapter(None), KernelsAdapter(None))
+    rooms, kernels = RoomsAdapter(None), KernelsAdapter(None)
+    backends = Backends(ContentsAdapter(None), rooms, kernels, ExecutionService(rooms, kernels, max_output_length=0))
     server, _ = build_server(backends, groups=GROUPS, read_only=False)
     tools = {t.name: t for t in asyncio.run(server.list_tools())}
     lines = [HEADER]

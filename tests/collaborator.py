@@ -135,6 +135,11 @@ class Collaborator:
                 pass
         return time.perf_counter() - started
 
+    def execution_state(self, index: int) -> str | None:
+        """The cell's run state ("running"/"idle"), which get_cell() strips."""
+        value = self.document.ycells[index].get("execution_state")
+        return None if value is None else str(value)
+
     def source(self, index: int) -> str:
         """One cell's source, read without converting the others."""
         return str(self.document.ycells[index]["source"])

@@ -113,6 +113,14 @@ class NotebookView:
     def ids(self) -> list[str]:
         return list(self._index.ids)
 
+    def ycell(self, cell_id: str) -> Any:
+        """The live cell map of ``cell_id`` (for writers that edit inside a cell, like execution)."""
+        return self._cells[self.resolve(cell_id=cell_id)]
+
+    def transaction(self) -> Any:
+        """One agent transaction on this document (origin ``AGENT_ORIGIN``)."""
+        return self._nb.ydoc.transaction(origin=AGENT_ORIGIN)
+
     # -- reads ------------------------------------------------------------------------------------
     def cell(self, index: int) -> CellData:
         raw = self._cells[index].to_py() or {}
@@ -253,6 +261,15 @@ class NotebookView:
                 for edit in reversed(edits):
                     _apply(ytext, edit)
         return [(i, self._index.ids[i], len(edits)) for i, edits in plan]
+
+    def clear_outputs(self) -> None:
+        """Empty every code cell's outputs and execution count (after a kernel restart, say)."""
+        with self._nb.ydoc.transaction(origin=AGENT_ORIGIN):
+            for i in range(self.cell_count):
+                ycell = self._cells[i]
+                if ycell.get("cell_type") == "code":
+                    ycell["outputs"].clear()
+                    ycell["execution_count"] = None
 
     def _retype(self, index: int, cell_type: str, source: str | None) -> None:
         old = self._cells[index].to_py() or {}

@@ -25,6 +25,7 @@ from mcp_types import ToolAnnotations
 
 from ..contents import ContentsAdapter
 from ..errors import NotebookMCPError, PermissionDenied
+from ..execution import ExecutionService
 from ..handlers import STATE_HANDLER, STATE_USER
 from ..kernels import KernelsAdapter
 from ..rooms import RoomsAdapter
@@ -43,6 +44,7 @@ class Backends:
     contents: ContentsAdapter
     rooms: RoomsAdapter
     kernels: KernelsAdapter
+    execution: ExecutionService
     max_output_length: int = 2000
 
 

@@ -1,0 +1,135 @@
+"""Group ``execution``: run cells in the notebook's own kernel, outputs streaming into the live room."""
+
+from __future__ import annotations
+
+from mcp.server.mcpserver import Context
+
+from ..errors import InvalidArgument, NotFound
+from ..execution import CellRun, Progress
+from ..models import ExecutionList, ExecutionResult, KernelInfo, KernelResult, RenderedOutput
+from .registry import Backends, ToolSpec
+
+EXECUTE = ("execute", "kernels")
+MAX_TIMEOUT = 3600.0
+
+
+def check_timeout(timeout: float) -> None:
+    if not 0 < timeout <= MAX_TIMEOUT:
+        raise InvalidArgument(f"timeout must be between 0 and {MAX_TIMEOUT:g} seconds, got {timeout}")
+
+
+def progress_reporter(ctx: Context) -> Progress:
+    async def report(done: int, message: str) -> None:
+        await ctx.report_progress(done, None, message)
+
+    return report
+
+
+def results(runs: list[CellRun]) -> list[ExecutionResult]:
+    return [
+        ExecutionResult(
+            id=r.id,
+            status=r.status,  # type: ignore[arg-type]
+            execution_count=r.execution_count,
+            outputs=[RenderedOutput(**o) for o in r.outputs],
+        )
+        for r in runs
+    ]
+
+
+def execution_tools(b: Backends) -> list[ToolSpec]:
+    async def execute_notebook_cell(
+        ctx: Context, path: str, cell_id: str | None = None, index: int | None = None, timeout: float = 30
+    ) -> ExecutionResult:
+        """Run one code cell in the notebook's kernel (shared with people who have it open).
+
+        Outputs appear in the cell live as they arrive and are saved with the notebook; long runs send
+        progress notifications. After timeout seconds the kernel is interrupted (status "timeout").
+        """
+        check_timeout(timeout)
+        path = await b.contents.require(path, "notebook")
+        view = await b.rooms.notebook(path)
+        target = view.ids[view.resolve(cell_id, index)]
+        runs = await b.execution.run_cells(
+            path, [target], timeout=timeout, stop_on_error=True, progress=progress_reporter(ctx)
+        )
+        return results(runs)[0]
+
+    async def batch_execute_notebook_cells(
+        ctx: Context,
+        path: str,
+        cell_ids: list[str] | None = None,
+        start_index: int | None = None,
+        end_index: int | None = None,
+        timeout: float = 30,
+        stop_on_error: bool = True,
+    ) -> ExecutionList:
+        """Run several code cells in order: cell_ids, or the code cells in start_index..end_index (end exclusive).
+
+        With neither, runs every code cell. Stops at the first error unless stop_on_error is false;
+        timeout applies to each cell.
+        """
+        check_timeout(timeout)
+        path = await b.contents.require(path, "notebook")
+        view = await b.rooms.notebook(path)
+        if cell_ids is not None:
+            if start_index is not None or end_index is not None:
+                raise InvalidArgument("give cell_ids or a range (start_index, end_index), not both")
+            targets = [view.ids[view.resolve(cell_id=cid)] for cid in cell_ids]
+        else:
+            start = 0 if start_index is None else view.check_index(start_index, allow_end=True)
+            end = view.cell_count if end_index is None else end_index
+            if end < start or end > view.cell_count:
+                raise InvalidArgument(f"end_index {end} must be between {start} and {view.cell_count}")
+            targets = [c.id for c in view.cells(range(start, end)) if c.cell_type == "code"]
+        runs = await b.execution.run_cells(
+            path, targets, timeout=timeout, stop_on_error=stop_on_error, progress=progress_reporter(ctx)
+        )
+        return ExecutionList(executions=results(runs))
+
+    async def restart_notebook_kernel(
+        ctx: Context, path: str, clear_outputs: bool = False, exec: bool = False, timeout: float = 30
+    ) -> KernelResult:
+        """Restart the notebook's kernel (variables are lost); optionally clear outputs and re-run all code cells."""
+        check_timeout(timeout)
+        path = await b.contents.require(path, "notebook")
+        running = await b.kernels.kernel_for(path)
+        if running is None:
+            raise NotFound(f"no kernel is running for {path!r}: execute a cell to start one")
+        kernel = await b.kernels.restart(running.id)
+        if clear_outputs:
+            view = await b.rooms.notebook(path)
+            view.clear_outputs()
+        runs: list[CellRun] = []
+        if exec:
+            view = await b.rooms.notebook(path)
+            targets = [c.id for c in view.cells(range(view.cell_count)) if c.cell_type == "code"]
+            runs = await b.execution.run_cells(
+                path, targets, timeout=timeout, stop_on_error=True, progress=progress_reporter(ctx)
+            )
+        info = KernelInfo(name=kernel.name, id=kernel.id, state=kernel.state)
+        return KernelResult(kernel=info, executions=results(runs))
+
+    async def interrupt_notebook_kernel(ctx: Context, path: str) -> KernelResult:
+        """Interrupt what the notebook's kernel is running (KeyboardInterrupt in the running cell)."""
+        path = await b.contents.require(path, "notebook")
+        running = await b.kernels.kernel_for(path)
+        if running is None:
+            raise NotFound(f"no kernel is running for {path!r}")
+        await b.kernels.interrupt(running.id)
+        return KernelResult(kernel=KernelInfo(name=running.name, id=running.id, state=running.state))
+
+    return [
+        ToolSpec(execute_notebook_cell, "execution", "Run a cell", EXECUTE, read_only=False, idempotent=False),
+        ToolSpec(batch_execute_notebook_cells, "execution", "Run cells", EXECUTE, read_only=False, idempotent=False),
+        ToolSpec(
+            restart_notebook_kernel,
+            "execution",
+            "Restart the kernel",
+            EXECUTE,
+            read_only=False,
+            destructive=True,
+            idempotent=False,
+        ),
+        ToolSpec(interrupt_notebook_kernel, "execution", "Interrupt the kernel", EXECUTE, read_only=False),
+    ]

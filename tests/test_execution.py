@@ -1,0 +1,183 @@
+"""Execution in the notebook's real kernel, outputs streaming into the live room."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import call_tool, tool_error, within
+from .test_notebook_live import on_disk
+
+pytestmark = pytest.mark.usefixtures("jp_serverapp")
+
+
+def code(*sources: str) -> list[dict[str, Any]]:
+    return [{"cell_type": "code", "source": s, "id": f"k{i}"} for i, s in enumerate(sources)]
+
+
+def disk_cells(path: Path) -> list[dict[str, Any]]:
+    return list(json.loads(path.read_text())["cells"])
+
+
+async def test_execute_cells_writes_outputs_live_and_to_disk(
+    mcp_client: Any, make_notebook: Any, collaborator: Any, jp_root_dir: Path
+) -> None:
+    path = make_notebook("run.ipynb", code("1 + 1", "print('hello')\n40 + 2"))
+    async with collaborator(path) as human, mcp_client() as client:
+        first = await call_tool(client, "execute_notebook_cell", path=path, cell_id="k0", timeout=60)
+        assert first == {
+            "id": "k0",
+            "status": "ok",
+            "execution_count": 1,
+            "outputs": [{"output_type": "execute_result", "text": "2", "mime": None}],
+        }
+        second = await call_tool(client, "execute_notebook_cell", path=path, index=1)
+        assert second["execution_count"] == 2
+        assert [o["text"] for o in second["outputs"]] == ["hello\n", "42"]
+        await human.wait_until(lambda: human.cells()[1].get("execution_count") == 2)
+        assert human.cells()[1]["outputs"][0]["text"] == "hello\n"
+    await on_disk(jp_root_dir / path, lambda src: bool(disk_cells(jp_root_dir / path)[1]["outputs"]))
+    saved = disk_cells(jp_root_dir / path)
+    assert saved[0]["execution_count"] == 1
+    assert "".join(saved[1]["outputs"][1]["data"]["text/plain"]) == "42"
+
+
+async def test_outputs_stream_while_the_call_runs(mcp_client: Any, make_notebook: Any, collaborator: Any) -> None:
+    slow = "import time\nfor i in range(6):\n    print(i, flush=True)\n    time.sleep(0.4)"
+    path = make_notebook("slow.ipynb", code(slow))
+    progress: list[float] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append(done)
+
+    async with collaborator(path) as human, mcp_client() as client:
+        call = asyncio.ensure_future(
+            within(
+                client.call_tool(
+                    "execute_notebook_cell", {"path": path, "cell_id": "k0"}, progress_callback=on_progress
+                ),
+                60,
+            )
+        )
+
+        def partial() -> bool:
+            outputs = human.cells()[0].get("outputs") or []
+            return bool(outputs) and "1\n" in str(outputs[0].get("text", ""))
+
+        await human.wait_until(partial, limit=30)
+        assert not call.done(), "outputs must arrive while the call is still running"
+        assert human.execution_state(0) == "running"
+        result = await call
+        assert not result.is_error
+        assert result.structured_content["outputs"][0]["text"] == "0\n1\n2\n3\n4\n5\n"
+        await human.wait_until(lambda: human.execution_state(0) == "idle")
+        outputs = human.cells()[0]["outputs"]
+        assert len(outputs) == 1, "stream chunks are merged into one output"
+        assert len(progress) >= 3
+
+
+async def test_error_timeout_and_input(mcp_client: Any, make_notebook: Any) -> None:
+    path = make_notebook("bad.ipynb", code("1/0", "import time\ntime.sleep(30)", "input('name? ')", "'after'"))
+    async with mcp_client() as client:
+        error = await call_tool(client, "execute_notebook_cell", path=path, cell_id="k0", timeout=60)
+        assert error["status"] == "error"
+        assert error["outputs"][0]["text"].startswith("ZeroDivisionError: division by zero")
+        assert "\x1b" not in error["outputs"][0]["text"]
+        timeout = await call_tool(client, "execute_notebook_cell", path=path, cell_id="k1", timeout=1)
+        assert timeout["status"] == "timeout"
+        assert "KeyboardInterrupt" in "".join(o["text"] for o in timeout["outputs"])
+        stdin = await call_tool(client, "execute_notebook_cell", path=path, cell_id="k2", timeout=30)
+        assert stdin["status"] == "error"
+        assert "StdinNotImplementedError" in stdin["outputs"][-1]["text"]
+        after = await call_tool(client, "execute_notebook_cell", path=path, cell_id="k3", timeout=30)
+        assert after["status"] == "ok"
+        assert after["outputs"][0]["text"] == "'after'"
+
+
+async def test_batch_execution_stops_at_the_first_error(mcp_client: Any, make_notebook: Any) -> None:
+    cells = [
+        *code("a = 1", "b = a + 1", "raise ValueError('stop')", "c = 3"),
+        {"cell_type": "markdown", "source": "# md", "id": "md"},
+    ]
+    path = make_notebook("batch.ipynb", cells)
+    async with mcp_client() as client:
+        runs = await call_tool(client, "batch_execute_notebook_cells", path=path)
+        assert [(r["id"], r["status"]) for r in runs["executions"]] == [("k0", "ok"), ("k1", "ok"), ("k2", "error")]
+        again = await call_tool(
+            client, "batch_execute_notebook_cells", path=path, cell_ids=["k3", "k1"], stop_on_error=False
+        )
+        assert [r["id"] for r in again["executions"]] == ["k3", "k1"]
+        markdown_only = await call_tool(client, "batch_execute_notebook_cells", path=path, start_index=4, end_index=5)
+        assert markdown_only["executions"] == []
+        assert "only code cells run" in await tool_error(
+            client, "batch_execute_notebook_cells", path=path, cell_ids=["k0", "md"]
+        )
+
+
+async def test_jupyterlab_session_shares_the_kernel(
+    mcp_client: Any, make_notebook: Any, http: Any, server_root: str, jp_base_url: str, auth: dict[str, str]
+) -> None:
+    path = make_notebook("shared.ipynb", code("import os\nos.getpid()"))
+    async with mcp_client() as client:
+        await call_tool(client, "execute_notebook_cell", path=path, cell_id="k0")
+        info = await call_tool(client, "get_notebook_info", path=path)
+    sessions = (await http.get(f"{server_root}{jp_base_url}api/sessions", headers=auth)).json()
+    ours = [s for s in sessions if s["path"] == path]
+    assert len(ours) == 1
+    assert ours[0]["kernel"]["id"] == info["kernel"]["id"]
+    assert info["kernel"]["name"] == "python3"
+
+
+async def test_interrupt_and_restart(mcp_client: Any, make_notebook: Any, collaborator: Any) -> None:
+    path = make_notebook("restart.ipynb", code("x = 41", "x + 1", "import time\ntime.sleep(30)"))
+    async with mcp_client() as client, collaborator(path) as human:
+        await call_tool(client, "batch_execute_notebook_cells", path=path, cell_ids=["k0", "k1"])
+        sleeper = asyncio.ensure_future(
+            within(client.call_tool("execute_notebook_cell", {"path": path, "cell_id": "k2", "timeout": 60}), 60)
+        )
+        await human.wait_until(lambda: human.execution_state(2) == "running", limit=20)
+        await asyncio.sleep(0.3)
+        await call_tool(client, "interrupt_notebook_kernel", path=path)
+        interrupted = await sleeper
+        assert interrupted.structured_content["status"] == "error"
+        restarted = await call_tool(
+            client, "restart_notebook_kernel", path=path, clear_outputs=True, exec=True, timeout=2
+        )
+        assert restarted["kernel"]["name"] == "python3"
+        assert [(r["id"], r["status"]) for r in restarted["executions"]][:2] == [("k0", "ok"), ("k1", "ok")]
+        assert restarted["executions"][1]["outputs"][0]["text"] == "42"
+        assert restarted["executions"][1]["execution_count"] == 2
+        assert restarted["executions"][2]["status"] == "timeout"
+
+
+async def test_execution_errors_are_tool_errors(mcp_client: Any, make_notebook: Any) -> None:
+    path = make_notebook("errs.ipynb", [{"cell_type": "markdown", "source": "# t", "id": "m"}, *code("1")])
+    async with mcp_client() as client:
+        assert "only code cells run" in await tool_error(client, "execute_notebook_cell", path=path, cell_id="m")
+        assert "no cell with id" in await tool_error(client, "execute_notebook_cell", path=path, cell_id="zz")
+        assert "timeout must be" in await tool_error(
+            client, "execute_notebook_cell", path=path, cell_id="k0", timeout=0
+        )
+        assert "no kernel is running" in await tool_error(client, "interrupt_notebook_kernel", path=path)
+
+
+async def test_kernel_death_is_reported_and_restart_recovers(mcp_client: Any, make_notebook: Any) -> None:
+    path = make_notebook("die.ipynb", code("import os\nos._exit(1)", "1 + 2"))
+    async with mcp_client() as client:
+        message = await tool_error(client, "execute_notebook_cell", path=path, cell_id="k0", timeout=60)
+        assert "kernel died" in message
+        for _ in range(50):  # Jupyter's auto-restarter brings the kernel back
+            result = await within(
+                client.call_tool("execute_notebook_cell", {"path": path, "cell_id": "k1", "timeout": 30})
+            )
+            if not result.is_error and result.structured_content["status"] == "ok":
+                break
+            await asyncio.sleep(0.2)
+        else:
+            await call_tool(client, "restart_notebook_kernel", path=path)
+            result = await within(client.call_tool("execute_notebook_cell", {"path": path, "cell_id": "k1"}))
+        assert result.structured_content["outputs"][0]["text"] == "3"
