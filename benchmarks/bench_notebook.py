@@ -126,6 +126,7 @@ async def bench_size(
             lambda: call(
                 "batch_update_notebook_cells",
                 path=path,
+                exec=False,
                 updates=[{"cell_id": middle, "content": f"value = {next(counter)}"}],
             ),
             iterations,
@@ -136,6 +137,7 @@ async def bench_size(
             lambda: raw.call(
                 "batch_update_notebook_cells",
                 path=path,
+                exec=False,
                 updates=[{"cell_id": middle, "content": f"v = {next(counter)}"}],
             ),
             iterations,
@@ -144,7 +146,9 @@ async def bench_size(
     inserted: list[str] = []
 
     async def insert() -> None:
-        out = await call("batch_insert_notebook_cells", path=path, cells=[{"content": "tmp"}], after_cell_id=middle)
+        out = await call(
+            "batch_insert_notebook_cells", path=path, exec=False, cells=[{"content": "tmp"}], after_cell_id=middle
+        )
         inserted.append(out["inserted"][0]["id"])
 
     results["insert_one"] = summary(await timed(insert, iterations))
@@ -167,7 +171,9 @@ async def bench_size(
         delays = []
         for k in range(iterations):
             target = f"seen = {k}"
-            await call("batch_update_notebook_cells", path=path, updates=[{"cell_id": middle, "content": target}])
+            await call(
+                "batch_update_notebook_cells", path=path, exec=False, updates=[{"cell_id": middle, "content": target}]
+            )
             returned = time.perf_counter()
             await human.wait_until(lambda p=position, t=target: human.source(p) == t, limit=10)
             delays.append((time.perf_counter() - returned) * 1000)

@@ -166,6 +166,7 @@ class JupyterNotebookMCP(ExtensionApp):
             kernels=self.kernels,
             execution=ExecutionService(self.rooms, self.kernels, max_output_length=self.max_output_length),
             max_output_length=self.max_output_length,
+            execution_enabled="execution" in self.tool_groups,
         )
         self.mcp_server, self.tool_names = build_server(
             backends,

@@ -16,6 +16,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
+
 from .errors import InvalidArgument, NotFound
 from .kernels import Kernel, KernelsAdapter
 from .render import render_outputs
@@ -85,12 +87,11 @@ class ExecutionService:
                 execution = await self.kernels.execute(kernel.id, code, on_output, timeout)
                 status, count = execution.status, execution.execution_count
             except asyncio.CancelledError:
-                log.info("MCP execution of a cell was cancelled by the client; interrupting the kernel")
-                with contextlib.suppress(Exception):
-                    await asyncio.shield(self.kernels.interrupt(kernel.id))
+                log.info("MCP execution of a cell was cancelled by the client; the kernel was interrupted")
                 raise
             finally:
-                with contextlib.suppress(NotFound, Exception):
+                # Also after a cancellation (anyio re-cancels every await): the cell must not stay "running".
+                with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
                     end(await self.rooms.notebook(path), state, count)
         view = await self.rooms.notebook(path)
         try:

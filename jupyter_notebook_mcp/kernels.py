@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 from jupyter_client.session import Session
 from jupyter_core.utils import ensure_async
 
@@ -127,6 +128,36 @@ class KernelsAdapter:
         client = await self._client(kernel_id)
         km = self._kernels.get_kernel(kernel_id)
         msg_id = client.execute(code, store_history=True, allow_stdin=False, stop_on_error=True)
+        try:
+            return await self._follow(client, km, kernel_id, msg_id, on_output, timeout)
+        except asyncio.CancelledError:
+            # The caller gave up: stop the run, and let it finish unwinding before anyone else uses the
+            # kernel (a request sent while it unwinds would come back "aborted"). The MCP SDK cancels
+            # through anyio scopes, which cancel every later await too: shield this one.
+            with anyio.CancelScope(shield=True):
+                await self._abandon(client, kernel_id, msg_id)
+            raise
+
+    async def _abandon(self, client: Any, kernel_id: str, msg_id: str) -> None:
+        with contextlib.suppress(Exception):
+            await self.interrupt(kernel_id)
+            end = time.monotonic() + 10
+            while time.monotonic() < end:
+                try:
+                    msg = await client.get_iopub_msg(timeout=0.2)
+                except queue.Empty:
+                    continue
+                if (
+                    msg.get("parent_header", {}).get("msg_id") == msg_id
+                    and msg["msg_type"] == "status"
+                    and msg["content"].get("execution_state") == "idle"
+                ):
+                    break
+            await self._reply(client, msg_id)
+
+    async def _follow(
+        self, client: Any, km: Any, kernel_id: str, msg_id: str, on_output: OutputCallback, timeout: float
+    ) -> Execution:
         deadline = time.monotonic() + timeout
         timed_out = False
         count: int | None = None

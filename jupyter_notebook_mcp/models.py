@@ -56,6 +56,15 @@ class RenderedOutput(BaseModel):
     mime: str | None = Field(default=None, description="For images: the image MIME type (bytes are not included).")
 
 
+class ExecutionResult(BaseModel):
+    id: str
+    status: Literal["ok", "error", "timeout", "aborted"] = Field(
+        description="ok; error (the cell raised); timeout (interrupted after timeout seconds); aborted."
+    )
+    execution_count: int | None
+    outputs: list[RenderedOutput]
+
+
 class Cell(BaseModel):
     index: int
     id: str
@@ -123,6 +132,8 @@ class InsertedCell(BaseModel):
 class InsertResult(BaseModel):
     inserted: list[InsertedCell]
     cell_count: int
+    executions: list[ExecutionResult] | None = Field(default=None, description="With exec: the runs, in order.")
+    execution_skipped: str | None = Field(default=None, description="With exec: why nothing was run, if so.")
 
 
 class UpdatedCell(BaseModel):
@@ -132,6 +143,8 @@ class UpdatedCell(BaseModel):
 
 class UpdateResult(BaseModel):
     updated: list[UpdatedCell]
+    executions: list[ExecutionResult] | None = Field(default=None, description="With exec: the runs, in order.")
+    execution_skipped: str | None = Field(default=None, description="With exec: why nothing was run, if so.")
 
 
 class DeletedCell(BaseModel):
@@ -196,16 +209,6 @@ class CellUpdateInput(BaseModel):
     expected_source: str | None = Field(
         default=None, description="The source you read; if the live source differs, nothing is applied."
     )
-
-
-# -- execution -------------------------------------------------------------------------------------
-class ExecutionResult(BaseModel):
-    id: str
-    status: Literal["ok", "error", "timeout", "aborted"] = Field(
-        description="ok; error (the cell raised); timeout (interrupted after timeout seconds); aborted."
-    )
-    execution_count: int | None
-    outputs: list[RenderedOutput]
 
 
 class ExecutionList(BaseModel):

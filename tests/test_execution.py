@@ -181,3 +181,67 @@ async def test_kernel_death_is_reported_and_restart_recovers(mcp_client: Any, ma
             await call_tool(client, "restart_notebook_kernel", path=path)
             result = await within(client.call_tool("execute_notebook_cell", {"path": path, "cell_id": "k1"}))
         assert result.structured_content["outputs"][0]["text"] == "3"
+
+
+async def test_exec_runs_inserted_and_updated_code_cells(mcp_client: Any, make_notebook: Any) -> None:
+    path = make_notebook("exec.ipynb", code("base = 10"))
+    async with mcp_client() as client:
+        await call_tool(client, "execute_notebook_cell", path=path, cell_id="k0")
+        inserted = await call_tool(
+            client,
+            "batch_insert_notebook_cells",
+            path=path,
+            cells=[
+                {"content": "base * 2"},
+                {"content": "# note", "cell_type": "markdown"},
+                {"content": "1/0"},
+                {"content": "'never runs'"},
+            ],
+        )
+        runs = inserted["executions"]
+        ids = [c["id"] for c in inserted["inserted"]]
+        assert [(r["id"], r["status"]) for r in runs] == [(ids[0], "ok"), (ids[2], "error")]
+        assert runs[0]["outputs"][0]["text"] == "20"
+        updated = await call_tool(
+            client, "batch_update_notebook_cells", path=path, updates=[{"cell_id": ids[3], "content": "base * 3"}]
+        )
+        assert updated["executions"][0]["status"] == "ok"
+        assert updated["executions"][0]["outputs"][0]["text"] == "30"
+        quiet = await call_tool(
+            client, "batch_update_notebook_cells", path=path, updates=[{"index": 0, "content": "base"}], exec=False
+        )
+        assert quiet["executions"] is None
+
+
+class TestExecutionGroupOff:
+    @pytest.fixture
+    def mcp_config(self) -> dict[str, Any]:
+        return {"tool_groups": ["notebook", "document"]}
+
+    async def test_edit_applies_and_says_execution_was_skipped(self, mcp_client: Any, make_notebook: Any) -> None:
+        path = make_notebook("noexec.ipynb", code("1"))
+        async with mcp_client() as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert "execute_notebook_cell" not in names
+            result = await call_tool(client, "batch_insert_notebook_cells", path=path, cells=[{"content": "2 + 2"}])
+            assert result["executions"] is None
+            assert "switched off" in result["execution_skipped"]
+            assert result["cell_count"] == 2
+
+
+async def test_cancelled_call_interrupts_its_run(mcp_client: Any, make_notebook: Any, collaborator: Any) -> None:
+    path = make_notebook("cancel.ipynb", code("import time\ntime.sleep(60)", "'free'"))
+    async with mcp_client() as client, collaborator(path) as human:
+        await call_tool(client, "execute_notebook_cell", path=path, cell_id="k1")  # kernel warm
+        call = asyncio.ensure_future(
+            client.call_tool("execute_notebook_cell", {"path": path, "cell_id": "k0", "timeout": 120})
+        )
+        await human.wait_until(lambda: human.execution_state(0) == "running", limit=20)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        started = asyncio.get_running_loop().time()
+        free = await call_tool(client, "execute_notebook_cell", path=path, cell_id="k1", timeout=30)
+        assert free["status"] == "ok"
+        assert asyncio.get_running_loop().time() - started < 10, "the cancelled run was interrupted, not waited out"
+        await human.wait_until(lambda: human.execution_state(0) == "idle")

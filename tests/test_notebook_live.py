@@ -43,6 +43,7 @@ async def test_insert_reaches_the_collaborator_live(mcp_client: Any, make_notebo
             client,
             "batch_insert_notebook_cells",
             path=path,
+            exec=False,
             cells=[{"content": "# Notes", "cell_type": "markdown"}, {"content": "y = 2"}],
             after_cell_id="c1",
         )
@@ -54,8 +55,10 @@ async def test_insert_reaches_the_collaborator_live(mcp_client: Any, make_notebo
         assert human.cells()[2]["cell_type"] == "markdown"
         assert human.ids()[2:4] == [c["id"] for c in result["inserted"]]
         # appended when no position is given; at an index otherwise
-        await call_tool(client, "batch_insert_notebook_cells", path=path, cells=[{"content": "end"}])
-        await call_tool(client, "batch_insert_notebook_cells", path=path, cells=[{"content": "top"}], start_position=0)
+        await call_tool(client, "batch_insert_notebook_cells", path=path, exec=False, cells=[{"content": "end"}])
+        await call_tool(
+            client, "batch_insert_notebook_cells", path=path, exec=False, cells=[{"content": "top"}], start_position=0
+        )
         await human.wait_until(lambda: len(human.ids()) == 9)
         assert human.sources()[0] == "top"
         assert human.sources()[-1] == "end"
@@ -74,7 +77,11 @@ async def test_collaborator_edits_are_seen_by_the_next_call(
         assert data["cells"][1] == {**data["cells"][1], "id": new_id, "source": "typed by a person"}
         # and ids keep addressing the right cells after the person shifted them
         await call_tool(
-            client, "batch_update_notebook_cells", path=path, updates=[{"cell_id": "c3", "content": "x = 33"}]
+            client,
+            "batch_update_notebook_cells",
+            path=path,
+            exec=False,
+            updates=[{"cell_id": "c3", "content": "x = 33"}],
         )
         await human.wait_until(lambda: "x = 33" in human.sources())
         assert human.sources()[4] == "x = 33"
@@ -93,6 +100,7 @@ async def test_update_is_a_minimal_edit_that_keeps_concurrent_typing(
             client,
             "batch_update_notebook_cells",
             path=path,
+            exec=False,
             updates=[{"cell_id": "f", "content": source.replace("return total", "return total * 2")}],
         )
         await human.go_online()
@@ -112,6 +120,7 @@ async def test_simultaneous_edits_in_one_cell_converge(mcp_client: Any, make_not
                 client,
                 "batch_update_notebook_cells",
                 path=path,
+                exec=False,
                 updates=[{"cell_id": "r", "content": "alpha\nBETA\ngamma\n"}],
             )
         )
@@ -144,7 +153,11 @@ async def test_without_expected_source_an_update_replaces_text_typed_before_it(
         )
         assert "changed since read" in refused
         await call_tool(
-            client, "batch_update_notebook_cells", path=path, updates=[{"cell_id": "o", "content": "a = 2\n"}]
+            client,
+            "batch_update_notebook_cells",
+            path=path,
+            exec=False,
+            updates=[{"cell_id": "o", "content": "a = 2\n"}],
         )
         await human.wait_until(lambda: human.sources() == ["a = 2\n"])
 
@@ -172,6 +185,7 @@ async def test_expected_source_refuses_a_stale_edit(mcp_client: Any, make_notebo
             client,
             "batch_update_notebook_cells",
             path=path,
+            exec=False,
             updates=[{"cell_id": "c2", "content": "x = 20", "expected_source": "# changed\nx = 2"}],
         )
         assert fine["updated"] == [{"index": 2, "id": "c2"}]
@@ -285,6 +299,7 @@ async def test_delete_move_replace_and_retype(mcp_client: Any, make_notebook: An
             client,
             "batch_update_notebook_cells",
             path=path,
+            exec=False,
             updates=[{"cell_id": "c2", "cell_type": "markdown", "content": "## Two"}],
         )
         assert retyped["updated"] == [{"index": 1, "id": "c2"}]
@@ -304,6 +319,7 @@ async def test_unicode_edits_land_at_the_right_characters(
             client,
             "batch_update_notebook_cells",
             path=path,
+            exec=False,
             updates=[{"cell_id": "u", "content": "héllo WÖRLD 🎉 日本語"}],
         )
         await human.wait_until(lambda: human.sources() == ["héllo WÖRLD 🎉 日本語"])
@@ -317,10 +333,19 @@ async def test_unopened_notebook_is_edited_through_a_room_and_saved(
     path = make_notebook("closed.ipynb", FIVE)
     async with mcp_client() as client:
         await call_tool(
-            client, "batch_insert_notebook_cells", path=path, cells=[{"content": "added"}], after_cell_id="c4"
+            client,
+            "batch_insert_notebook_cells",
+            path=path,
+            exec=False,
+            cells=[{"content": "added"}],
+            after_cell_id="c4",
         )
         await call_tool(
-            client, "batch_update_notebook_cells", path=path, updates=[{"cell_id": "c0", "content": "x = 100"}]
+            client,
+            "batch_update_notebook_cells",
+            path=path,
+            exec=False,
+            updates=[{"cell_id": "c0", "content": "x = 100"}],
         )
     nb = await on_disk(jp_root_dir / path, lambda src: len(src) == 6 and src[0] == "x = 100")
     ids = [c["id"] for c in nb["cells"]]
@@ -341,7 +366,11 @@ async def test_save_notebook_writes_now(
     path = make_notebook("save.ipynb", FIVE)
     async with mcp_client() as client:
         await call_tool(
-            client, "batch_update_notebook_cells", path=path, updates=[{"index": 1, "content": "saved = True"}]
+            client,
+            "batch_update_notebook_cells",
+            path=path,
+            exec=False,
+            updates=[{"index": 1, "content": "saved = True"}],
         )
         result = await call_tool(client, "save_notebook", path=path)
     assert result["saved"] is True
@@ -356,7 +385,11 @@ async def test_edit_after_the_last_collaborator_left_is_not_lost(
     async with mcp_client() as client:
         async with collaborator(path) as human:
             await call_tool(
-                client, "batch_update_notebook_cells", path=path, updates=[{"cell_id": "c0", "content": "before"}]
+                client,
+                "batch_update_notebook_cells",
+                path=path,
+                exec=False,
+                updates=[{"cell_id": "c0", "content": "before"}],
             )
             await human.wait_until(lambda: human.sources()[0] == "before")
             room_id = human.room_id
@@ -366,7 +399,11 @@ async def test_edit_after_the_last_collaborator_left_is_not_lost(
             await asyncio.sleep(0.05)
         assert room_id not in ydoc.ywebsocket_server.rooms
         await call_tool(
-            client, "batch_update_notebook_cells", path=path, updates=[{"cell_id": "c1", "content": "after"}]
+            client,
+            "batch_update_notebook_cells",
+            path=path,
+            exec=False,
+            updates=[{"cell_id": "c1", "content": "after"}],
         )
         data = await call_tool(client, "get_notebook", path=path)
         assert [c["source"] for c in data["cells"][:2]] == ["before", "after"]
@@ -386,7 +423,9 @@ class TestIdleRooms:
         path = make_notebook("idle.ipynb", FIVE)
         async with mcp_client() as client:
             created = await call_tool(client, "create_notebook_session", path=path)
-            await call_tool(client, "batch_update_notebook_cells", path=path, updates=[{"index": 0, "content": "kept"}])
+            await call_tool(
+                client, "batch_update_notebook_cells", path=path, exec=False, updates=[{"index": 0, "content": "kept"}]
+            )
         room_id = created["room_id"]
         assert room_id in ydoc.ywebsocket_server.rooms
         deadline = time.monotonic() + 5
@@ -419,7 +458,9 @@ class TestYStoreLocation:
         path = make_notebook("hist.ipynb", FIVE)
         other = make_notebook("hist2.ipynb", FIVE)
         async with mcp_client() as client:
-            await call_tool(client, "batch_update_notebook_cells", path=path, updates=[{"index": 0, "content": "a"}])
+            await call_tool(
+                client, "batch_update_notebook_cells", path=path, exec=False, updates=[{"index": 0, "content": "a"}]
+            )
             async with collaborator(other) as human:  # a browser-style room uses the same store
                 human.type_into(0, 0, "b")
                 await asyncio.sleep(0.3)

@@ -29,14 +29,16 @@ async def agent_step(rng: random.Random, client: Any, path: str) -> None:
     if choice < 0.3 or len(cells) < 3:
         anchor = rng.choice(cells)["id"] if cells else None
         new = [{"content": f"agent {rng.randrange(1000)}", "cell_type": rng.choice(["code", "markdown"])}]
-        args: dict[str, Any] = {"cells": new}
+        args: dict[str, Any] = {"cells": new, "exec": False}
         if anchor:
             args["after_cell_id"] = anchor
         await call_tool(client, "batch_insert_notebook_cells", path=path, **args)
     elif choice < 0.65:
         picked = rng.sample(cells, k=min(len(cells), rng.randint(1, 3)))
         updates = [{"cell_id": c["id"], "content": c["source"] + f" +a{rng.randrange(100)}"} for c in picked]
-        result = await within(client.call_tool("batch_update_notebook_cells", {"path": path, "updates": updates}))
+        result = await within(
+            client.call_tool("batch_update_notebook_cells", {"path": path, "updates": updates, "exec": False})
+        )
         # a cell the person deleted meanwhile is a clean tool error, never a wrong-cell edit
         assert not result.is_error or "no cell with id" in result.content[0].text
     elif choice < 0.8:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from mcp.server.mcpserver import Context
 
-from ..errors import InvalidArgument, NotFound
+from ..errors import InvalidArgument, NotFound, PermissionDenied
 from ..execution import CellRun, Progress
 from ..models import ExecutionList, ExecutionResult, KernelInfo, KernelResult, RenderedOutput
-from .registry import Backends, ToolSpec
+from .registry import Backends, ToolSpec, authorize
 
 EXECUTE = ("execute", "kernels")
 MAX_TIMEOUT = 3600.0
@@ -35,6 +35,27 @@ def results(runs: list[CellRun]) -> list[ExecutionResult]:
         )
         for r in runs
     ]
+
+
+async def run_after_edit(
+    b: Backends, ctx: Context, path: str, cell_ids: list[str]
+) -> tuple[list[ExecutionResult] | None, str | None]:
+    """The ``exec`` of the edit tools: run the touched code cells in order, stopping at the first error.
+
+    The edit has already applied; when running is not possible the result says why instead of failing.
+    """
+    if not b.execution_enabled:
+        return None, "execution is switched off on this server (tool group 'execution' is disabled)"
+    try:
+        await authorize(ctx, *EXECUTE)
+    except PermissionDenied as exc:
+        return None, str(exc)
+    view = await b.rooms.notebook(path)
+    code_ids = [cid for cid in cell_ids if view.cell(view.resolve(cell_id=cid)).cell_type == "code"]
+    if not code_ids:
+        return [], None
+    runs = await b.execution.run_cells(path, code_ids, timeout=30, stop_on_error=True, progress=progress_reporter(ctx))
+    return results(runs), None
 
 
 def execution_tools(b: Backends) -> list[ToolSpec]:

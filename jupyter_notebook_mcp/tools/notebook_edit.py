@@ -21,6 +21,7 @@ from ..models import (
     UpdateResult,
 )
 from ..rooms import CellChange, NewCell
+from .execution import run_after_edit
 from .notebook import compile_query
 from .registry import WRITE, Backends, ToolSpec
 
@@ -41,11 +42,13 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         cells: list[CellInput],
         start_position: int | None = None,
         after_cell_id: str | None = None,
+        exec: bool = True,
     ) -> InsertResult:
         """Insert cells, in order, live in the notebook; people with it open see them appear.
 
         Where: after_cell_id (preferred: stays right when others move cells), or start_position
-        (0-based index to insert at), or appended at the end when neither is given.
+        (0-based index to insert at), or appended at the end when neither is given. With exec (the
+        default) the inserted code cells then run in order, stopping at the first error.
         """
         _check_batch("cells", list(cells))
         path = await b.contents.require(path, "notebook")
@@ -63,18 +66,27 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
             at = view.cell_count
         new = [NewCell(source=c.content, cell_type=c.cell_type, metadata=dict(c.metadata)) for c in cells]
         inserted = view.insert(new, at)
+        cell_count = view.cell_count
+        executions, skipped = (
+            await run_after_edit(b, ctx, path, [cid for _, cid, _ in inserted]) if exec else (None, None)
+        )
         return InsertResult(
             inserted=[InsertedCell(index=i, id=cid, cell_type=kind) for i, cid, kind in inserted],
-            cell_count=view.cell_count,
+            cell_count=cell_count,
+            executions=executions,
+            execution_skipped=skipped,
         )
 
-    async def batch_update_notebook_cells(ctx: Context, path: str, updates: list[CellUpdateInput]) -> UpdateResult:
+    async def batch_update_notebook_cells(
+        ctx: Context, path: str, updates: list[CellUpdateInput], exec: bool = True
+    ) -> UpdateResult:
         """Change cells' source and/or type live, as minimal text edits so others' typing survives.
 
         content becomes the cell's source: only the changed span is rewritten, so what a person types
         at the same moment elsewhere in the cell is kept. Text that reached the cell after your read
         and before this call would be replaced: pass expected_source (the source you read) to refuse
         the edit instead, and nothing in the batch is applied. Address cells by cell_id (preferred) or index.
+        With exec (the default) the updated code cells then run in order, stopping at the first error.
         """
         _check_batch("updates", list(updates))
         path = await b.contents.require(path, "notebook")
@@ -90,7 +102,10 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
             for u in updates
         ]
         done = view.update(changes)
-        return UpdateResult(updated=[UpdatedCell(index=i, id=cid) for i, cid in done])
+        executions, skipped = await run_after_edit(b, ctx, path, [cid for _, cid in done]) if exec else (None, None)
+        return UpdateResult(
+            updated=[UpdatedCell(index=i, id=cid) for i, cid in done], executions=executions, execution_skipped=skipped
+        )
 
     async def batch_delete_notebook_cells(
         ctx: Context,

@@ -46,6 +46,7 @@ class Backends:
     kernels: KernelsAdapter
     execution: ExecutionService
     max_output_length: int = 2000
+    execution_enabled: bool = True  # the admin's choice: edit tools' exec runs nothing when off
 
 
 @dataclass(frozen=True)
