@@ -115,6 +115,12 @@ class JupyterNotebookMCP(ExtensionApp):
         marker saying how much was cut. Default: 2000.""",
     ).tag(config=True)
 
+    include_images = Bool(
+        True,
+        help="""Return PNG and JPEG outputs of executed cells to agents as MCP image content (besides
+        the text marker in the structured result). Default: True.""",
+    ).tag(config=True)
+
     room_idle_timeout = Float(
         60.0,
         help="""Seconds after which a collaboration room that an agent opened (no browser had the
@@ -164,7 +170,12 @@ class JupyterNotebookMCP(ExtensionApp):
             contents=contents,
             rooms=self.rooms,
             kernels=self.kernels,
-            execution=ExecutionService(self.rooms, self.kernels, max_output_length=self.max_output_length),
+            execution=ExecutionService(
+                self.rooms,
+                self.kernels,
+                max_output_length=self.max_output_length,
+                include_images=self.include_images,
+            ),
             max_output_length=self.max_output_length,
             execution_enabled="execution" in self.tool_groups,
         )

@@ -20,7 +20,7 @@ import anyio
 
 from .errors import InvalidArgument, NotFound
 from .kernels import Kernel, KernelsAdapter
-from .render import render_outputs
+from .render import output_images, render_outputs
 from .rooms import RoomsAdapter
 from .rooms.outputs import RunState, begin, end, write
 
@@ -35,13 +35,17 @@ class CellRun:
     status: str
     execution_count: int | None
     outputs: list[dict[str, Any]]
+    images: list[tuple[str, str]]
 
 
 class ExecutionService:
-    def __init__(self, rooms: RoomsAdapter, kernels: KernelsAdapter, *, max_output_length: int) -> None:
+    def __init__(
+        self, rooms: RoomsAdapter, kernels: KernelsAdapter, *, max_output_length: int, include_images: bool = True
+    ) -> None:
         self.rooms = rooms
         self.kernels = kernels
         self.max_output_length = max_output_length
+        self.include_images = include_images
 
     async def kernel(self, path: str) -> Kernel:
         """The notebook's kernel, started from its kernelspec when none runs."""
@@ -98,4 +102,5 @@ class ExecutionService:
             outputs = view.cell(view.resolve(cell_id=cell_id)).outputs
         except NotFound:
             outputs = []
-        return CellRun(cell_id, status, count, render_outputs(outputs, self.max_output_length))
+        rendered = render_outputs(outputs, self.max_output_length)
+        return CellRun(cell_id, status, count, rendered, output_images(outputs) if self.include_images else [])

@@ -100,3 +100,17 @@ def render_outputs(outputs: list[dict[str, Any]], max_length: int) -> list[dict[
             item["mime"] = mime
         rendered.append(item)
     return rendered
+
+
+def output_images(
+    outputs: list[dict[str, Any]], mimes: tuple[str, ...] = ("image/png", "image/jpeg")
+) -> list[tuple[str, str]]:
+    """(MIME type, base64 data) of every PNG/JPEG image in ``outputs``, for MCP image content."""
+    images = []
+    for output in outputs:
+        data = output.get("data") or {}
+        for mime in mimes:
+            if mime in data:
+                images.append((mime, _joined(data[mime]).replace("\n", "")))
+                break
+    return images

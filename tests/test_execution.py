@@ -245,3 +245,35 @@ async def test_cancelled_call_interrupts_its_run(mcp_client: Any, make_notebook:
         assert free["status"] == "ok"
         assert asyncio.get_running_loop().time() - started < 10, "the cancelled run was interrupted, not waited out"
         await human.wait_until(lambda: human.execution_state(0) == "idle")
+
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+SHOW_PNG = (
+    "import base64\nfrom IPython.display import Image, display\n"
+    f"display(Image(data=base64.b64decode('{PNG}'), format='png'))"
+)
+
+
+async def test_images_come_back_as_image_content(mcp_client: Any, make_notebook: Any) -> None:
+    path = make_notebook("img.ipynb", code(SHOW_PNG))
+    async with mcp_client() as client:
+        result = await within(client.call_tool("execute_notebook_cell", {"path": path, "cell_id": "k0"}), 60)
+    assert not result.is_error
+    images = [c for c in result.content if c.type == "image"]
+    assert len(images) == 1
+    assert images[0].mime_type == "image/png"
+    assert images[0].data == PNG
+    assert result.structured_content["outputs"][0]["mime"] == "image/png"
+
+
+class TestImagesOff:
+    @pytest.fixture
+    def mcp_config(self) -> dict[str, Any]:
+        return {"include_images": False}
+
+    async def test_no_image_content(self, mcp_client: Any, make_notebook: Any) -> None:
+        path = make_notebook("img.ipynb", code(SHOW_PNG))
+        async with mcp_client() as client:
+            result = await within(client.call_tool("execute_notebook_cell", {"path": path, "cell_id": "k0"}), 60)
+        assert [c.type for c in result.content] == ["text"]
+        assert "image/png image" in result.structured_content["outputs"][0]["text"]

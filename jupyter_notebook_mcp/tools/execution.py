@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 from mcp.server.mcpserver import Context
+from mcp_types import CallToolResult, ImageContent, TextContent
+from pydantic import BaseModel
 
 from ..errors import InvalidArgument, NotFound, PermissionDenied
 from ..execution import CellRun, Progress
@@ -58,6 +62,16 @@ async def run_after_edit(
     return results(runs), None
 
 
+def with_images(result: BaseModel, runs: list[CellRun]) -> BaseModel | CallToolResult:
+    """The structured result, plus each run's PNG/JPEG outputs as MCP image content (when there are any)."""
+    images = [ImageContent(type="image", data=data, mime_type=mime) for run in runs for mime, data in run.images]
+    if not images:
+        return result
+    structured = result.model_dump(mode="json", by_alias=True)
+    text = TextContent(type="text", text=json.dumps(structured, indent=2))
+    return CallToolResult(content=[text, *images], structured_content=structured)
+
+
 def execution_tools(b: Backends) -> list[ToolSpec]:
     async def execute_notebook_cell(
         ctx: Context, path: str, cell_id: str | None = None, index: int | None = None, timeout: float = 30
@@ -74,7 +88,7 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
         runs = await b.execution.run_cells(
             path, [target], timeout=timeout, stop_on_error=True, progress=progress_reporter(ctx)
         )
-        return results(runs)[0]
+        return with_images(results(runs)[0], runs)  # type: ignore[return-value]
 
     async def batch_execute_notebook_cells(
         ctx: Context,
@@ -106,7 +120,7 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
         runs = await b.execution.run_cells(
             path, targets, timeout=timeout, stop_on_error=stop_on_error, progress=progress_reporter(ctx)
         )
-        return ExecutionList(executions=results(runs))
+        return with_images(ExecutionList(executions=results(runs)), runs)  # type: ignore[return-value]
 
     async def restart_notebook_kernel(
         ctx: Context, path: str, clear_outputs: bool = False, exec: bool = False, timeout: float = 30
