@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
@@ -99,3 +100,54 @@ class JupyterProcess:
                 self._process.wait(5)
         self._log.close()
         shutil.rmtree(self._tmp, ignore_errors=True)
+
+
+class RawSession:
+    """A legacy MCP session over plain HTTP: isolates the server's cost from the SDK client's."""
+
+    def __init__(self, http: Any, url: str) -> None:
+        self.http = http
+        self.url = url
+        self.headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        self.next_id = 0
+
+    async def open(self) -> None:
+        params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}
+        response = await self.http.post(self.url, json=self._rpc("initialize", params), headers=self.headers)
+        self.headers = {
+            **self.headers,
+            "mcp-session-id": response.headers["mcp-session-id"],
+            "mcp-protocol-version": "2025-11-25",
+        }
+        await self.http.post(
+            self.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=self.headers
+        )
+
+    def _rpc(self, method: str, params: Any) -> dict[str, Any]:
+        self.next_id += 1
+        return {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
+
+    async def request(self, method: str, params: Any) -> dict[str, Any]:
+        """One JSON-RPC request; returns the response message (parsed from the SSE or JSON body)."""
+        body = self._rpc(method, params)
+        response = await self.http.post(self.url, json=body, headers=self.headers)
+        if response.headers.get("content-type", "").startswith("application/json"):
+            return dict(response.json())
+        for line in response.text.splitlines():
+            if line.startswith("data:") and len(line) > 6:
+                message = json.loads(line[5:])
+                if message.get("id") == body["id"]:
+                    return dict(message)
+        raise RuntimeError(f"no response in {response.text[:200]}")
+
+    async def call(self, name: str, **arguments: Any) -> Any:
+        body = self._rpc("tools/call", {"name": name, "arguments": arguments})
+        response = await self.http.post(self.url, json=body, headers=self.headers)
+        for line in response.text.splitlines():
+            if line.startswith("data:") and len(line) > 6:
+                message = json.loads(line[5:])
+                if message.get("id") == body["id"]:
+                    if message["result"].get("isError"):
+                        raise RuntimeError(message["result"]["content"][0]["text"])
+                    return message["result"]["structuredContent"]
+        raise RuntimeError(f"no response in {response.text[:200]}")
