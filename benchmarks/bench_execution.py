@@ -9,7 +9,6 @@ import argparse
 import asyncio
 import itertools
 import json
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -18,13 +17,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.jupyter_process import JupyterProcess, RawSession  # noqa: E402
+from benchmarks.jupyter_process import JupyterProcess, RawSession, summary  # noqa: E402
 from tests.conftest import notebook_json  # noqa: E402
-
-
-def summary(samples: list[float]) -> dict[str, float]:
-    ordered = sorted(samples)
-    return {"p50": statistics.median(ordered), "p95": ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]}
 
 
 async def main() -> int:

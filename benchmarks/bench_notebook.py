@@ -13,17 +13,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import statistics
 import sys
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.jupyter_process import JupyterProcess, RawSession, rss_mb  # noqa: E402
+from benchmarks.jupyter_process import JupyterProcess, RawSession, rss_mb, summary, timed  # noqa: E402
 from tests.collaborator import Collaborator  # noqa: E402
 from tests.conftest import notebook_json  # noqa: E402
 
@@ -34,24 +32,6 @@ TARGETS_AT_1000 = {
     "update_one_raw_http": 5.0,
     "visible_to_collaborator": 5.0,
 }
-
-
-def summary(samples: list[float]) -> dict[str, float]:
-    ordered = sorted(samples)
-    return {
-        "p50": statistics.median(ordered),
-        "p95": ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))],
-        "n": len(ordered),
-    }
-
-
-async def timed(call: Callable[[], Awaitable[Any]], iterations: int) -> list[float]:
-    samples = []
-    for _ in range(iterations):
-        started = time.perf_counter()
-        await call()
-        samples.append((time.perf_counter() - started) * 1000)
-    return samples
 
 
 async def bench_size(

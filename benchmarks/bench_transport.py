@@ -19,14 +19,13 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.jupyter_process import JupyterProcess, RawSession, free_port, rss_mb  # noqa: E402
+from benchmarks.jupyter_process import JupyterProcess, RawSession, free_port, rss_mb, summary, timed  # noqa: E402
 
 TARGETS = {
     "cheap_call_sdk": 3.0,
@@ -36,20 +35,6 @@ TARGETS = {
     "start_slowdown_s": 0.7,
     "idle_memory_mb": 50.0,
 }
-
-
-def summary(samples: list[float]) -> dict[str, float]:
-    ordered = sorted(samples)
-    return {"p50": statistics.median(ordered), "p95": ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]}
-
-
-async def timed(call: Callable[[], Awaitable[Any]], iterations: int) -> list[float]:
-    samples = []
-    for _ in range(iterations):
-        started = time.perf_counter()
-        await call()
-        samples.append((time.perf_counter() - started) * 1000)
-    return samples
 
 
 async def raw_figures(url: str, headers: dict[str, str], iterations: int) -> dict[str, Any]:

@@ -7,13 +7,35 @@ import os
 import secrets
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+
+
+def summary(samples: list[float]) -> dict[str, float]:
+    """p50, p95 and count of millisecond samples."""
+    ordered = sorted(samples)
+    return {
+        "p50": statistics.median(ordered),
+        "p95": ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))],
+        "n": len(ordered),
+    }
+
+
+async def timed(call: Callable[[], Awaitable[Any]], iterations: int) -> list[float]:
+    """Milliseconds per awaited ``call()``, ``iterations`` times in a row."""
+    samples = []
+    for _ in range(iterations):
+        started = time.perf_counter()
+        await call()
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples
 
 
 def free_port() -> int:
