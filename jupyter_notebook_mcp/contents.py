@@ -17,6 +17,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+import nbformat
 from jupyter_core.utils import ensure_async
 from tornado.web import HTTPError
 
@@ -111,6 +112,67 @@ class ContentsAdapter:
         if kind == "notebook":
             raise InvalidArgument(f"{normalized!r} is a {found}, not a notebook (.ipynb): use the document tools")
         raise InvalidArgument(f"{normalized!r} is a {found}, not a text file: use the notebook tools for notebooks")
+
+    async def model(self, path: str) -> Entry:
+        try:
+            return _entry(await ensure_async(self.manager.get(path, content=False)))
+        except HTTPError as exc:
+            raise _translate(exc, path) from None
+
+    async def create(self, path: str, kind: str, content: str) -> str:
+        """Create a new file, notebook or directory at ``path`` (never over an existing one)."""
+        path = self.normalize(path)
+        if await self.kind(path, normalized=True) is not None:
+            raise InvalidArgument(f"{path!r} already exists: pick another path, or edit it instead")
+        parent = posixpath.dirname(path)
+        if parent and await self.kind(parent, normalized=True) != "directory":
+            raise NotFound(f"directory {parent!r} does not exist: create it first (type 'directory')")
+        if kind == "directory":
+            model: dict[str, Any] = {"type": "directory"}
+        elif kind == "notebook":
+            if not path.endswith(".ipynb"):
+                raise InvalidArgument(f"a notebook's name must end in .ipynb, not {path!r}")
+            nb = nbformat.v4.new_notebook()  # type: ignore[no-untyped-call]
+            nb.cells = [nbformat.v4.new_markdown_cell(content)] if content else []  # type: ignore[no-untyped-call]
+            model = {"type": "notebook", "format": "json", "content": nb}
+        else:
+            model = {"type": "file", "format": "text", "content": content}
+        await self._call(self.manager.save(model, path), path)
+        return path
+
+    async def rename(self, path: str, new_path: str) -> tuple[str, str]:
+        path, new_path = self.normalize(path), self.normalize(new_path)
+        if await self.kind(path, normalized=True) is None:
+            raise NotFound(f"nothing at {path!r} to rename")
+        if await self.kind(new_path, normalized=True) is not None:
+            raise InvalidArgument(f"{new_path!r} already exists: rename to a free path")
+        await self._call(self.manager.rename(path, new_path), path)
+        return path, new_path
+
+    async def copy(self, path: str, copy_path: str) -> tuple[str, str]:
+        path, copy_path = self.normalize(path), self.normalize(copy_path)
+        kind = await self.kind(path, normalized=True)
+        if kind is None or kind == "directory":
+            raise InvalidArgument(f"{path!r} is not a file or notebook to copy")
+        if await self.kind(copy_path, normalized=True) is not None:
+            raise InvalidArgument(f"{copy_path!r} already exists: copy to a free path")
+        model = await self._call(self.manager.copy(path, posixpath.dirname(copy_path)), path)
+        if model["path"] != copy_path:  # the manager picks "name-Copy1.ext"; move it where asked
+            await self._call(self.manager.rename(model["path"], copy_path), path)
+        return path, copy_path
+
+    async def delete(self, path: str) -> str:
+        path = self.normalize(path)
+        if await self.kind(path, normalized=True) is None:
+            raise NotFound(f"nothing at {path!r} to delete")
+        await self._call(self.manager.delete(path), path)
+        return path
+
+    async def _call(self, result: Any, path: str) -> Any:
+        try:
+            return await ensure_async(result)
+        except HTTPError as exc:
+            raise _translate(exc, path) from None
 
     async def last_modified(self, path: str) -> str | None:
         try:

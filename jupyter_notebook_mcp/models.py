@@ -218,3 +218,63 @@ class ExecutionList(BaseModel):
 class KernelResult(BaseModel):
     kernel: KernelInfo
     executions: list[ExecutionResult] = Field(default_factory=list)
+
+
+# -- text documents --------------------------------------------------------------------------------
+class DocumentContent(BaseModel):
+    path: str
+    type: DocumentType
+    mimetype: str | None
+    content: str = Field(description="The text from offset, up to max_content_length characters.")
+    size: int = Field(description="Length of the whole text in characters.")
+    offset: int
+    last_modified: str | None
+    writable: bool
+    truncated: bool = Field(description="True when the text continues past what was returned.")
+    collaboration: Collaboration | None = None
+
+
+class TextEditResult(BaseModel):
+    applied: int = Field(description="Operations applied (all of them, in one transaction).")
+    length: int = Field(description="Length of the text afterwards, in characters.")
+
+
+class ReplaceTextResult(BaseModel):
+    replacements: int
+    length: int
+
+
+class CreatedDocument(BaseModel):
+    path: str
+    type: Literal["file", "markdown", "notebook", "directory"]
+    created: bool
+
+
+class RenamedDocument(BaseModel):
+    path: str
+    new_path: str
+
+
+class CopiedDocument(BaseModel):
+    path: str
+    copy_path: str
+
+
+class DeletedDocument(BaseModel):
+    deleted: str
+
+
+class TextUpdateOp(BaseModel):
+    content: str = Field(description="Text to put in place of the replaced range.")
+    position: int = Field(default=-1, description="Character position in the text before the batch; -1 = end.")
+    length: int = Field(default=0, description="Characters to replace from position (0 = pure insert).")
+
+
+class TextInsertOp(BaseModel):
+    text: str
+    position: int = Field(description="Character position in the text before the batch; -1 = end.")
+
+
+class TextDeleteOp(BaseModel):
+    position: int
+    length: int

@@ -18,6 +18,7 @@ from .tools.notebook import notebook_read_tools
 from .tools.notebook_edit import notebook_edit_tools
 from .tools.registry import Backends, ToolSpec, register
 from .tools.testing import conformance_tools
+from .tools.text import text_tools
 
 INSTRUCTIONS = """\
 You are connected to a live Jupyter server. Paths are relative to the Jupyter root and use '/'.
@@ -51,6 +52,7 @@ def tool_specs(backends: Backends) -> list[ToolSpec]:
         *notebook_edit_tools(backends),
         *execution_tools(backends),
         *document_tools(backends),
+        *text_tools(backends),
     ]
 
 

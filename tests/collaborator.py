@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 from jupyter_ydoc import YNotebook, YUnicode
-from pycrdt import Doc, Provider
+from pycrdt import Doc, Provider, Text
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
@@ -112,6 +112,15 @@ class Collaborator:
         self._changed.set()
 
     # -- reading the replica ------------------------------------------------------------------------
+    def text(self) -> str:
+        """A text document's content (for kind="file")."""
+        return str(self.document.get())
+
+    def type_text(self, position: int, text: str) -> None:
+        """Insert ``text`` at character ``position`` of a text document."""
+        ysource = self.doc.get("source", type=Text)
+        ysource.insert(len(str(ysource)[:position].encode()), text)
+
     def cells(self) -> list[dict[str, Any]]:
         return [self.document.get_cell(i) for i in range(self.document.cell_number)]
 

@@ -19,11 +19,22 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import Unavailable
+from ..errors import InvalidArgument, Unavailable
 from .cellindex import CellIndex
 from .notebook import AGENT_ORIGIN, CellChange, CellData, NewCell, NotebookView
+from .textdoc import TextOp, TextView
 
-__all__ = ["AGENT_ORIGIN", "CellChange", "CellData", "NewCell", "NotebookView", "RoomInfo", "RoomsAdapter"]
+__all__ = [
+    "AGENT_ORIGIN",
+    "CellChange",
+    "CellData",
+    "NewCell",
+    "NotebookView",
+    "RoomInfo",
+    "RoomsAdapter",
+    "TextOp",
+    "TextView",
+]
 
 log = logging.getLogger(__name__)
 
@@ -161,6 +172,17 @@ class RoomsAdapter:
             entry = (document, CellIndex(document.ycells))
             self._indexes[room_id] = entry
         return NotebookView(document, entry[1], path)
+
+    async def text(self, path: str) -> TextView:
+        """The live text document of ``path`` for this call only (the caller checked it is a file)."""
+        try:
+            document, _ = await self._document(path, "file")
+        except Unavailable:
+            raise
+        except Exception as exc:  # jupyter-collaboration could not load it as UTF-8 text
+            log.debug("text room for %s failed to load", path, exc_info=True)
+            raise InvalidArgument(f"{path!r} cannot be opened as text (binary, or not UTF-8): {exc}") from None
+        return TextView(document, path)
 
     async def _document(self, path: str, kind: str) -> tuple[Any, str]:
         ydoc = self._require()

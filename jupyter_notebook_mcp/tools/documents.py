@@ -6,8 +6,16 @@ from mcp.server.mcpserver import Context
 
 from ..contents import Entry, matcher
 from ..errors import InvalidArgument
-from ..models import DocumentEntry, DocumentList, ExistsResult
-from .registry import READ, Backends, ToolSpec
+from ..models import (
+    CopiedDocument,
+    CreatedDocument,
+    DeletedDocument,
+    DocumentEntry,
+    DocumentList,
+    ExistsResult,
+    RenamedDocument,
+)
+from .registry import READ, WRITE, Backends, ToolSpec
 
 _TYPES = ("file", "notebook", "directory")
 
@@ -64,7 +72,36 @@ def document_tools(b: Backends) -> list[ToolSpec]:
         kind = await contents.kind(path)
         return ExistsResult(exists=kind is not None, type=kind)  # type: ignore[arg-type]
 
+    async def create_document(ctx: Context, path: str, type: str = "file", content: str = "") -> CreatedDocument:
+        """Create a new file ('file' or 'markdown'), notebook ('notebook', content becomes a first markdown
+        cell) or directory; never overwrites an existing path."""
+        if type not in ("file", "markdown", "notebook", "directory"):
+            raise InvalidArgument(f"type {type!r} is not one of file, markdown, notebook, directory")
+        kind = "file" if type == "markdown" else type
+        created = await contents.create(path, kind, content)
+        return CreatedDocument(path=created, type=type, created=True)  # type: ignore[arg-type]
+
+    async def rename_document(ctx: Context, path: str, new_path: str) -> RenamedDocument:
+        """Rename or move a file, notebook or directory; a live room on it follows it to the new path."""
+        old, new = await contents.rename(path, new_path)
+        return RenamedDocument(path=old, new_path=new)
+
+    async def copy_document(ctx: Context, path: str, copy_path: str) -> CopiedDocument:
+        """Copy a file or notebook to copy_path (its saved content: save_notebook first to include live edits)."""
+        source, copy = await contents.copy(path, copy_path)
+        return CopiedDocument(path=source, copy_path=copy)
+
+    async def delete_document(ctx: Context, path: str) -> DeletedDocument:
+        """Delete a file, notebook or (empty) directory. People who have it open keep an unsaved copy."""
+        return DeletedDocument(deleted=await contents.delete(path))
+
     return [
         ToolSpec(list_documents, "document", "List documents", READ, read_only=True),
         ToolSpec(document_exists, "document", "Check a path exists", READ, read_only=True),
+        ToolSpec(create_document, "document", "Create a document", WRITE, read_only=False, idempotent=False),
+        ToolSpec(rename_document, "document", "Rename a document", WRITE, read_only=False, idempotent=False),
+        ToolSpec(copy_document, "document", "Copy a document", WRITE, read_only=False, idempotent=False),
+        ToolSpec(
+            delete_document, "document", "Delete a document", WRITE, read_only=False, destructive=True, idempotent=False
+        ),
     ]

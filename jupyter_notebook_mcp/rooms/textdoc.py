@@ -1,0 +1,86 @@
+"""One call's view of a live text document (``.py``, ``.md``, ``.txt``, ...): its ``source`` Y text.
+
+Positions given by agents are characters in the text as it was before the batch. A batch is validated
+completely (in range, not overlapping) and applied in one agent transaction from the end of the text
+backwards, so earlier operations never shift later ones; each becomes a UTF-8 byte-offset edit, so a
+person typing elsewhere in the file keeps their text.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+from pycrdt import Text
+
+from ..errors import InvalidArgument
+from .notebook import AGENT_ORIGIN
+
+
+@dataclass(frozen=True)
+class TextOp:
+    """Replace ``length`` characters at ``position`` with ``insert`` (position -1: the end)."""
+
+    position: int
+    length: int
+    insert: str
+
+
+class TextView:
+    def __init__(self, document: Any, path: str) -> None:
+        self._doc = document.ydoc
+        self._text: Text = document.ydoc.get("source", type=Text)
+        self.path = path
+
+    @property
+    def text(self) -> str:
+        return str(self._text)
+
+    def apply(self, ops: list[TextOp]) -> int:
+        """Apply a batch atomically; returns the new length in characters."""
+        text = self.text
+        size = len(text)
+        spans = []
+        for n, op in enumerate(ops):
+            position = size if op.position == -1 else op.position
+            if position < 0 or position > size:
+                raise InvalidArgument(
+                    f"operation {n}: position {op.position} is outside the text (0-{size} characters)"
+                )
+            if op.length < 0 or position + op.length > size:
+                raise InvalidArgument(
+                    f"operation {n}: length {op.length} at position {position} runs past the end ({size} characters)"
+                )
+            spans.append((position, position + op.length, op.insert, n))
+        spans.sort(key=lambda s: (s[0], s[1]))
+        for (_, a1, _, an), (b0, _, _, bn) in itertools.pairwise(spans):
+            if b0 < a1:
+                raise InvalidArgument(f"operations {an} and {bn} overlap: give non-overlapping ranges")
+        with self._doc.transaction(origin=AGENT_ORIGIN):
+            for start, end, insert, _ in reversed(spans):
+                byte_start = len(text[:start].encode("utf-8"))
+                byte_end = byte_start + len(text[start:end].encode("utf-8"))
+                if byte_end > byte_start:
+                    del self._text[byte_start:byte_end]
+                if insert:
+                    self._text.insert(byte_start, insert)
+        return len(self.text)
+
+    def replace(self, old: str, new: str, replace_all: bool) -> int:
+        if not old:
+            raise InvalidArgument("old_text is empty")
+        text = self.text
+        count = text.count(old)
+        if count == 0:
+            raise InvalidArgument(f"old_text not found in {self.path}: read the document and copy the text exactly")
+        if count > 1 and not replace_all:
+            raise InvalidArgument(
+                f"old_text occurs {count} times in {self.path}: give more context to make it unique, or replace_all"
+            )
+        positions, start = [], 0
+        while (found := text.find(old, start)) != -1:
+            positions.append(found)
+            start = found + len(old)
+        self.apply([TextOp(p, len(old), new) for p in positions])
+        return len(positions)
