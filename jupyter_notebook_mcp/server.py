@@ -11,6 +11,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from ._version import __version__
 from .event_store import MemoryEventStore
+from .resources import register_resources
 from .sessions import ScopedSessionManager
 from .tools.documents import document_tools
 from .tools.execution import execution_tools
@@ -42,6 +43,7 @@ def build_server(
         specs.extend(conformance_tools())
         enabled.append("testing")
     names = register(server, specs, groups=enabled, read_only=read_only)
+    register_resources(server, backends)
     return server, names
 
 

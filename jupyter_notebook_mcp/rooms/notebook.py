@@ -123,18 +123,7 @@ class NotebookView:
 
     # -- reads ------------------------------------------------------------------------------------
     def cell(self, index: int) -> CellData:
-        raw = self._cells[index].to_py() or {}
-        source = raw.get("source", "")
-        count = raw.get("execution_count")
-        return CellData(
-            index=index,
-            id=str(raw.get("id", "")),
-            cell_type=str(raw.get("cell_type", "code")),
-            source=_text(source),
-            execution_count=int(count) if isinstance(count, int | float) else None,
-            outputs=list(raw.get("outputs") or []),
-            metadata=dict(raw.get("metadata") or {}),
-        )
+        return _cell_data(index, self._cells[index].to_py() or {})
 
     def cells(self, indexes: Iterable[int]) -> Iterator[CellData]:
         for i in indexes:
@@ -155,6 +144,12 @@ class NotebookView:
     def counts(self) -> dict[str, int]:
         """Cells by type and how many code cells have run, from the index (no cell is read)."""
         return self._index.counts()
+
+    def all_cells(self) -> list[CellData]:
+        """Every cell in one linear pass (whole-notebook views; index access would be quadratic)."""
+        with self._nb.ydoc.transaction() as txn:
+            cells = json.loads(self._cells.integrated.to_json(txn._txn))
+        return [_cell_data(i, raw) for i, raw in enumerate(cells)]
 
     def sources(self) -> list[tuple[str, str, str]]:
         """(id, cell_type, source) of every cell in one linear pass (search and replace need them all)."""
@@ -279,6 +274,19 @@ class NotebookView:
         if cell_type == "code" and old.get("cell_type") == "code":
             cell["outputs"] = old.get("outputs", [])
         self._cells[index] = self._nb.create_ycell(cell)
+
+
+def _cell_data(index: int, raw: dict[str, Any]) -> CellData:
+    count = raw.get("execution_count")
+    return CellData(
+        index=index,
+        id=str(raw.get("id", "")),
+        cell_type=str(raw.get("cell_type", "code")),
+        source=_text(raw.get("source", "")),
+        execution_count=int(count) if isinstance(count, int | float) else None,
+        outputs=list(raw.get("outputs") or []),
+        metadata=dict(raw.get("metadata") or {}),
+    )
 
 
 def _text(source: Any) -> str:
