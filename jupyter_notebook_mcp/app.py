@@ -23,8 +23,9 @@ from .execution import ExecutionService
 from .handlers import MCPHandler
 from .kernels import KernelsAdapter
 from .rooms import RoomsAdapter
-from .server import build_server, build_session_manager
+from .server import build_server, build_session_manager, register_subscriptions
 from .sessions import ManagerRunner
+from .subscriptions import SubscriptionManager
 from .tools.registry import GROUPS, Backends
 
 
@@ -137,6 +138,17 @@ class JupyterNotebookMCP(ExtensionApp):
         directory).""",
     ).tag(config=True)
 
+    notification_interval = Float(
+        0.5,
+        help="""Seconds between resource-updated notifications for one subscription: changes within
+        an interval are coalesced into one notification. Default: 0.5.""",
+    ).tag(config=True)
+
+    max_subscriptions_per_session = Int(
+        100,
+        help="""Resource subscriptions one MCP session may hold at once. Default: 100.""",
+    ).tag(config=True)
+
     enable_test_fixtures = Bool(
         False,
         help="""Register the MCP conformance suite's fixture tools (test_reconnection). For testing
@@ -185,6 +197,13 @@ class JupyterNotebookMCP(ExtensionApp):
             read_only=self.read_only,
             test_fixtures=self.enable_test_fixtures,
         )
+        self.subscriptions = SubscriptionManager(
+            self.rooms,
+            contents,
+            interval=self.notification_interval,
+            per_session=self.max_subscriptions_per_session,
+        )
+        register_subscriptions(self.mcp_server, self.subscriptions)
         self.event_store = MemoryEventStore(
             max_events_per_stream=self.event_store_max_events_per_stream,
             max_streams=self.event_store_max_streams,
@@ -220,5 +239,6 @@ class JupyterNotebookMCP(ExtensionApp):
 
     async def stop_extension(self) -> None:
         await self.runner.stop()
+        await self.subscriptions.close()
         await self.kernels.close()
         await self.rooms.close()

@@ -8,16 +8,20 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams
 
 from ._version import __version__
+from .errors import NotebookMCPError
 from .event_store import MemoryEventStore
 from .resources import register_resources
 from .sessions import ScopedSessionManager
+from .subscriptions import SubscriptionManager
 from .tools.documents import document_tools
 from .tools.execution import execution_tools
 from .tools.notebook import notebook_read_tools
 from .tools.notebook_edit import notebook_edit_tools
-from .tools.registry import Backends, ToolSpec, register
+from .tools.registry import READ, Backends, ToolSpec, authorize_request, register
 from .tools.testing import conformance_tools
 from .tools.text import text_tools
 
@@ -56,6 +60,27 @@ def tool_specs(backends: Backends) -> list[ToolSpec]:
         *document_tools(backends),
         *text_tools(backends),
     ]
+
+
+def register_subscriptions(server: MCPServer, manager: SubscriptionManager) -> None:
+    """Serve ``resources/subscribe`` and ``resources/unsubscribe`` (the SDK then advertises the capability)."""
+    lowlevel = server._lowlevel_server
+
+    async def subscribe(ctx: Any, params: SubscribeRequestParams) -> EmptyResult:
+        try:
+            await authorize_request(ctx.request, *READ)
+            # The session's connection: where later notifications go, and whose end releases them.
+            await manager.subscribe(ctx.session, ctx.session._connection, str(params.uri))
+        except NotebookMCPError as exc:
+            raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
+        return EmptyResult()
+
+    async def unsubscribe(ctx: Any, params: UnsubscribeRequestParams) -> EmptyResult:
+        manager.unsubscribe(ctx.session._connection, str(params.uri))
+        return EmptyResult()
+
+    lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, subscribe)
+    lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)
 
 
 def build_session_manager(

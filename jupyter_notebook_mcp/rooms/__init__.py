@@ -134,6 +134,11 @@ class RoomsAdapter:
         room = self._room(self.room_id(path, kind, create_id=False))
         return len(room.clients) if room is not None else 0
 
+    def live_ydoc(self, path: str, kind: str) -> Any | None:
+        """The Y document of the room open for ``path`` right now, or None; never opens a room."""
+        room = self._room(self.room_id(path, kind, create_id=False))
+        return getattr(room, "ydoc", None) if room is not None else None
+
     def info(self, path: str, kind: str) -> RoomInfo | None:
         """Room id and who is in the room of ``path`` (from awareness), or None when no room is open."""
         room_id = self.room_id(path, kind, create_id=False)

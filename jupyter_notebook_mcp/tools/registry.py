@@ -118,8 +118,13 @@ def _guarded(spec: ToolSpec) -> Callable[..., Awaitable[Any]]:
 
 
 async def authorize(ctx: Context | None, action: str, resource: str) -> None:
-    """Ask Jupyter's authorizer whether the caller behind this request may ``action`` ``resource``."""
+    """Ask Jupyter's authorizer whether the caller behind this tool call may ``action`` ``resource``."""
     request = ctx.request_context.request if ctx is not None else None
+    await authorize_request(request, action, resource)
+
+
+async def authorize_request(request: Any, action: str, resource: str) -> None:
+    """The same check for a raw protocol request (its ASGI scope carries the Jupyter handler and user)."""
     state = getattr(request, "scope", {}).get("state", {}) if request is not None else {}
     handler = state.get(STATE_HANDLER)
     user = state.get(STATE_USER)

@@ -1,0 +1,185 @@
+"""``resources/subscribe``: tell subscribed sessions when a notebook or document changes, whoever changed it.
+
+One watcher per subscribed document observes the room's Y document (never ``YNotebook.observe``, which
+would replace the room's own autosave observer) and only marks it dirty; every ``interval`` seconds a
+dirty document sends ``notifications/resources/updated`` for its subscribed URIs — at most one per
+subscription per interval, however many edits arrived. A cell subscription reads just that cell at
+flush time and fires only if the cell really changed. Rooms come and go (the last browser leaving
+deletes one): the watcher re-attaches to whatever room the document has at each tick, without ever
+creating one. Subscriptions are bounded per session and released when the session ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from .contents import ContentsAdapter
+from .errors import InvalidArgument, NotebookMCPError, NotFound
+from .rooms import RoomsAdapter
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Watched:
+    kind: str
+    path: str
+    uris: dict[str, set[int]] = field(default_factory=dict)  # uri -> subscribed session keys
+    ydoc: Any = None
+    subscription: Any = None
+    dirty: bool = False
+    cell_hashes: dict[str, str] = field(default_factory=dict)
+
+    def on_change(self, event: Any) -> None:
+        self.dirty = True  # nothing else: an observer that raises would fail the editor's transaction
+
+
+def parse_uri(uri: str) -> tuple[str, str, str | None]:
+    """(kind, path, cell_id) of a subscribable resource URI."""
+    parts = urlsplit(uri)
+    segments = parts.path.split("/")
+    if parts.scheme == "document" and parts.netloc and parts.path in ("", "/"):
+        return "file", unquote(parts.netloc), None
+    if parts.scheme == "notebook" and parts.netloc and parts.netloc != "list":
+        path = unquote(parts.netloc)
+        if parts.path in ("", "/json", "/cells"):
+            return "notebook", path, None
+        if len(segments) == 3 and segments[1] == "cells" and segments[2]:
+            return "notebook", path, unquote(segments[2])
+    raise InvalidArgument(f"cannot subscribe to {uri!r}: subscribe to a notebook:// or document:// resource URI")
+
+
+class SubscriptionManager:
+    def __init__(self, rooms: RoomsAdapter, contents: ContentsAdapter, *, interval: float, per_session: int) -> None:
+        self.rooms = rooms
+        self.contents = contents
+        self.interval = interval
+        self.per_session = per_session
+        self._watched: dict[tuple[str, str], _Watched] = {}
+        self._sessions: dict[int, tuple[Any, set[str]]] = {}  # key -> (notifier session, uris)
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def subscription_count(self) -> int:
+        return sum(len(uris) for _, uris in self._sessions.values())
+
+    async def subscribe(self, session: Any, connection: Any, uri: str) -> None:
+        kind, path, cell_id = parse_uri(uri)
+        path = await self.contents.require(path, kind)
+        key = id(connection)
+        if key not in self._sessions:
+            self._sessions[key] = (session, set())
+            # The session's end (DELETE, idle timeout, shutdown) releases everything it subscribed to.
+            connection.exit_stack.callback(self.release, key)
+        _, uris = self._sessions[key]
+        if uri not in uris and len(uris) >= self.per_session:
+            raise InvalidArgument(f"this session already has {self.per_session} subscriptions: unsubscribe some first")
+        if cell_id is not None:
+            view = await self.rooms.notebook(path)
+            view.resolve(cell_id=cell_id)  # the cell must exist now
+        uris.add(uri)
+        watched = self._watched.setdefault((kind, path), _Watched(kind, path))
+        watched.uris.setdefault(uri, set()).add(key)
+        if cell_id is not None and cell_id not in watched.cell_hashes:
+            watched.cell_hashes[cell_id] = await self._cell_hash(path, cell_id)
+        self._attach(watched)
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._run(), name="jnmcp-subscriptions")
+
+    def unsubscribe(self, connection: Any, uri: str) -> None:
+        key = id(connection)
+        entry = self._sessions.get(key)
+        if entry is not None:
+            entry[1].discard(uri)
+        for doc_key, watched in list(self._watched.items()):
+            holders = watched.uris.get(uri)
+            if holders is not None:
+                holders.discard(key)
+                if not holders:
+                    del watched.uris[uri]
+            if not watched.uris:
+                self._detach(watched)
+                del self._watched[doc_key]
+
+    def release(self, key: int) -> None:
+        entry = self._sessions.pop(key, None)
+        if entry is None:
+            return
+        for uri in list(entry[1]):
+            for doc_key, watched in list(self._watched.items()):
+                holders = watched.uris.get(uri)
+                if holders is not None:
+                    holders.discard(key)
+                    if not holders:
+                        del watched.uris[uri]
+                if not watched.uris:
+                    self._detach(watched)
+                    del self._watched[doc_key]
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+        for watched in self._watched.values():
+            self._detach(watched)
+        self._watched.clear()
+        self._sessions.clear()
+
+    # -- watching ---------------------------------------------------------------------------------
+    def _attach(self, watched: _Watched) -> None:
+        ydoc = self.rooms.live_ydoc(watched.path, watched.kind)
+        if ydoc is watched.ydoc:
+            return
+        self._detach(watched)
+        if ydoc is not None:
+            watched.ydoc = ydoc
+            watched.subscription = ydoc.observe(watched.on_change)
+
+    def _detach(self, watched: _Watched) -> None:
+        if watched.ydoc is not None and watched.subscription is not None:
+            with contextlib.suppress(Exception):
+                watched.ydoc.unobserve(watched.subscription)
+        watched.ydoc = watched.subscription = None
+
+    async def _run(self) -> None:
+        while self._watched:
+            await asyncio.sleep(self.interval)
+            for watched in list(self._watched.values()):
+                try:
+                    await self._tick(watched)
+                except Exception:
+                    log.exception("resource subscription update failed")
+
+    async def _tick(self, watched: _Watched) -> None:
+        self._attach(watched)
+        if not watched.dirty:
+            return
+        watched.dirty = False
+        for uri, holders in list(watched.uris.items()):
+            _, _, cell_id = parse_uri(uri)
+            if cell_id is not None:
+                digest = await self._cell_hash(watched.path, cell_id)
+                if digest == watched.cell_hashes.get(cell_id):
+                    continue
+                watched.cell_hashes[cell_id] = digest
+            for key in list(holders):
+                entry = self._sessions.get(key)
+                if entry is not None:
+                    with contextlib.suppress(Exception):  # a session going away must not stop the others
+                        await entry[0].send_resource_updated(uri)
+
+    async def _cell_hash(self, path: str, cell_id: str) -> str:
+        try:
+            view = await self.rooms.notebook(path)
+            return json.dumps(view.ycell(cell_id).to_py(), sort_keys=True, default=str)
+        except NotFound:
+            return "<deleted>"
+        except NotebookMCPError:
+            return "<unavailable>"

@@ -1,0 +1,142 @@
+"""resources/subscribe: updates from human and agent edits, coalesced, per cell, released with the session."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from typing import Any
+
+import pytest
+from mcp.shared.exceptions import MCPError
+
+from .conftest import call_tool, within
+
+pytestmark = pytest.mark.usefixtures("jp_serverapp")
+
+FIVE = [{"cell_type": "code", "source": f"x = {i}", "id": f"c{i}"} for i in range(5)]
+INTERVAL = 0.5
+
+
+class Inbox:
+    """Collects resources/updated notifications with their arrival times."""
+
+    def __init__(self) -> None:
+        self.updates: list[tuple[float, str]] = []
+
+    async def __call__(self, message: Any) -> None:
+        root = getattr(message, "root", message)
+        if getattr(root, "method", None) == "notifications/resources/updated":
+            self.updates.append((time.perf_counter(), str(root.params.uri)))
+
+    def uris(self) -> list[str]:
+        return [uri for _, uri in self.updates]
+
+    async def wait(self, count: int, limit: float = 5.0) -> None:
+        deadline = time.perf_counter() + limit
+        while len(self.updates) < count:
+            assert time.perf_counter() < deadline, f"expected {count} updates, got {self.updates}"
+            await asyncio.sleep(0.01)
+
+
+async def test_human_and_agent_edits_notify_within_the_interval(
+    mcp_client: Any, make_notebook: Any, collaborator: Any
+) -> None:
+    path = make_notebook("sub.ipynb", FIVE)
+    uri = f"notebook://{path}"
+    inbox = Inbox()
+    async with collaborator(path) as human, mcp_client(message_handler=inbox) as client:
+        await within(client.subscribe_resource(uri))
+        await asyncio.sleep(INTERVAL * 1.5)
+        assert inbox.updates == []
+        edited = time.perf_counter()
+        human.type_into(0, 0, "# by a person\n")
+        await inbox.wait(1)
+        assert inbox.updates[0][0] - edited <= INTERVAL + 0.1
+        assert inbox.uris() == [uri]
+        edited = time.perf_counter()
+        await call_tool(
+            client, "batch_update_notebook_cells", path=path, exec=False, updates=[{"cell_id": "c1", "content": "y"}]
+        )
+        await inbox.wait(2)
+        assert inbox.updates[1][0] - edited <= INTERVAL + 0.1
+
+
+async def test_a_burst_is_coalesced(mcp_client: Any, make_notebook: Any, collaborator: Any) -> None:
+    path = make_notebook("burst.ipynb", FIVE)
+    inbox = Inbox()
+    async with collaborator(path) as human, mcp_client(message_handler=inbox) as client:
+        await within(client.subscribe_resource(f"notebook://{path}"))
+        started = time.perf_counter()
+        for _ in range(100):
+            human.type_into(0, 0, "x")
+            await asyncio.sleep(0.01)
+        duration = time.perf_counter() - started
+        await asyncio.sleep(INTERVAL * 2.5)
+        assert 1 <= len(inbox.updates) <= int(duration / INTERVAL) + 2, (duration, len(inbox.updates))
+        gaps = [b[0] - a[0] for a, b in itertools.pairwise(inbox.updates)]
+        assert all(gap >= INTERVAL * 0.8 for gap in gaps), gaps
+
+
+async def test_cell_subscription_fires_only_for_its_cell(
+    mcp_client: Any, make_notebook: Any, collaborator: Any
+) -> None:
+    path = make_notebook("cells.ipynb", FIVE)
+    cell_uri = f"notebook://{path}/cells/c3"
+    inbox = Inbox()
+    async with collaborator(path) as human, mcp_client(message_handler=inbox) as client:
+        await within(client.subscribe_resource(cell_uri))
+        human.type_into(0, 0, "other cell ")
+        human.insert_cell(0, "a new cell")
+        await asyncio.sleep(INTERVAL * 2.5)
+        assert inbox.updates == [], "changes elsewhere do not touch the cell"
+        human.type_into(4, 0, "this cell ")  # c3 is at index 4 after the insert
+        await inbox.wait(1)
+        assert inbox.uris() == [cell_uri]
+
+
+async def test_unsubscribe_and_session_end_stop_notifications(
+    mcp_client: Any, make_notebook: Any, collaborator: Any, extension: Any
+) -> None:
+    path = make_notebook("stop.ipynb", FIVE)
+    uri = f"notebook://{path}"
+    inbox = Inbox()
+    async with collaborator(path) as human:
+        async with mcp_client(message_handler=inbox) as client:
+            await within(client.subscribe_resource(uri))
+            await within(client.subscribe_resource(f"notebook://{path}/json"))
+            assert extension.subscriptions.subscription_count == 2
+            await within(client.unsubscribe_resource(uri))
+            human.type_into(0, 0, "a")
+            await inbox.wait(1)
+            assert inbox.uris() == [f"notebook://{path}/json"]
+        # the session is closed: its subscriptions are gone, nothing more arrives
+        await asyncio.sleep(0.2)
+        assert extension.subscriptions.subscription_count == 0
+        before = len(inbox.updates)
+        human.type_into(0, 0, "b")
+        await asyncio.sleep(INTERVAL * 2.5)
+        assert len(inbox.updates) == before
+
+
+async def test_document_subscription(mcp_client: Any, jp_root_dir: Any, collaborator: Any) -> None:
+    (jp_root_dir / "notes.md").write_text("hello")
+    inbox = Inbox()
+    async with collaborator("notes.md", kind="file") as human, mcp_client(message_handler=inbox) as client:
+        await within(client.subscribe_resource("document://notes.md"))
+        human.type_text(5, " world")
+        await inbox.wait(1)
+        assert inbox.uris() == ["document://notes.md"]
+
+
+async def test_bad_subscriptions_are_errors(mcp_client: Any, make_notebook: Any) -> None:
+    path = make_notebook("bad.ipynb", FIVE)
+    async with mcp_client() as client:
+        for uri, words in [
+            ("notebook://missing.ipynb", "no notebook at"),
+            (f"notebook://{path}/cells/zz", "no cell with id"),
+            ("https://example.com/x", "cannot subscribe"),
+        ]:
+            with pytest.raises(MCPError) as failure:
+                await within(client.subscribe_resource(uri))
+            assert words in str(failure.value)
