@@ -277,3 +277,53 @@ class TestImagesOff:
             result = await within(client.call_tool("execute_notebook_cell", {"path": path, "cell_id": "k0"}), 60)
         assert [c.type for c in result.content] == ["text"]
         assert "image/png image" in result.structured_content["outputs"][0]["text"]
+
+
+async def test_two_executions_on_one_kernel_queue_in_order(mcp_client: Any, make_notebook: Any) -> None:
+    path = make_notebook(
+        "queue.ipynb",
+        code("import time\norder = []\ntime.sleep(1)\norder.append('first')", "order.append('second')\norder"),
+    )
+    async with mcp_client() as a, mcp_client() as b:
+        first = asyncio.ensure_future(call_tool(a, "execute_notebook_cell", path=path, cell_id="k0", timeout=60))
+        await asyncio.sleep(0.3)
+        second = await call_tool(b, "execute_notebook_cell", path=path, cell_id="k1", timeout=60)
+        assert (await first)["status"] == "ok"
+    assert second["status"] == "ok"
+    assert second["outputs"][0]["text"] == "['first', 'second']"
+
+
+async def test_dropping_a_stateless_request_interrupts_its_run(
+    http: Any, mcp_url: str, auth: dict[str, str], make_notebook: Any, mcp_client: Any
+) -> None:
+    """In the 2026-07-28 era a request's response stream is its lifetime: closing it cancels the call."""
+    path = make_notebook("drop.ipynb", code("import time\ntime.sleep(60)", "'free'"))
+    async with mcp_client() as client:
+        await call_tool(client, "execute_notebook_cell", path=path, cell_id="k1")  # kernel warm
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {
+                "name": "execute_notebook_cell",
+                "arguments": {"path": path, "cell_id": "k0", "timeout": 120},
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                },
+            },
+        }
+        headers = {
+            **auth,
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+            "MCP-Protocol-Version": "2026-07-28",
+            "Mcp-Method": "tools/call",
+            "Mcp-Name": "execute_notebook_cell",
+        }
+        with pytest.raises(TimeoutError):  # still running after 2 s: the client goes away mid-run
+            await asyncio.wait_for(http.post(mcp_url, json=body, headers=headers), 2.0)
+        started = asyncio.get_running_loop().time()
+        free = await call_tool(client, "execute_notebook_cell", path=path, cell_id="k1", timeout=60)
+        assert free["status"] == "ok"
+        assert asyncio.get_running_loop().time() - started < 15, "the dropped run was interrupted, not waited out"
