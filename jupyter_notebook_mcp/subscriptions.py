@@ -97,6 +97,15 @@ class SubscriptionManager:
         entry = self._sessions.get(key)
         if entry is not None:
             entry[1].discard(uri)
+        self._drop(key, uri)
+
+    def release(self, key: int) -> None:
+        """Forget every subscription of a session that ended."""
+        entry = self._sessions.pop(key, None)
+        for uri in list(entry[1]) if entry is not None else []:
+            self._drop(key, uri)
+
+    def _drop(self, key: int, uri: str) -> None:
         for doc_key, watched in list(self._watched.items()):
             holders = watched.uris.get(uri)
             if holders is not None:
@@ -106,21 +115,6 @@ class SubscriptionManager:
             if not watched.uris:
                 self._detach(watched)
                 del self._watched[doc_key]
-
-    def release(self, key: int) -> None:
-        entry = self._sessions.pop(key, None)
-        if entry is None:
-            return
-        for uri in list(entry[1]):
-            for doc_key, watched in list(self._watched.items()):
-                holders = watched.uris.get(uri)
-                if holders is not None:
-                    holders.discard(key)
-                    if not holders:
-                        del watched.uris[uri]
-                if not watched.uris:
-                    self._detach(watched)
-                    del self._watched[doc_key]
 
     async def close(self) -> None:
         if self._task is not None:

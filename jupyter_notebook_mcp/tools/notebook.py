@@ -44,6 +44,25 @@ def compile_query(query: str, regex: bool, case_sensitive: bool) -> re.Pattern[s
         raise InvalidArgument(f"invalid regular expression {query!r}: {exc}") from None
 
 
+async def join_room(b: Backends, path: str, kind: str) -> SessionResult:
+    """Open the room of an existing notebook or text file (or join the open one) and describe it."""
+    existed = b.rooms.info(path, kind) is not None
+    if kind == "notebook":
+        await b.rooms.notebook(path)
+    else:
+        await b.rooms.text(path)
+    info = b.rooms.info(path, kind)
+    assert info is not None, "the room was just opened"
+    return SessionResult(
+        path=path,
+        room_id=info.room_id,
+        file_id=info.file_id,
+        session_id=b.rooms.server_session_id(),
+        status="joined" if existed else "created",
+        collaborators=info.collaborators,
+    )
+
+
 def notebook_read_tools(b: Backends) -> list[ToolSpec]:
     async def list_notebooks(ctx: Context, path_prefix: str = "", max_results: int = 50) -> NotebookList:
         """List notebooks (.ipynb) under the Jupyter root, with how many people have each open.
@@ -154,20 +173,7 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
 
     async def create_notebook_session(ctx: Context, path: str) -> SessionResult:
         """Open (or join) the notebook's live collaboration room, the one JupyterLab users edit together."""
-        path = await b.contents.require(path, "notebook")
-        room_id = b.rooms.room_id(path, "notebook", create_id=True)
-        existed = b.rooms.info(path, "notebook") is not None
-        await b.rooms.notebook(path)
-        info = b.rooms.info(path, "notebook")
-        assert info is not None and room_id is not None
-        return SessionResult(
-            path=path,
-            room_id=info.room_id,
-            file_id=info.file_id,
-            session_id=b.rooms.server_session_id(),
-            status="joined" if existed else "created",
-            collaborators=info.collaborators,
-        )
+        return await join_room(b, await b.contents.require(path, "notebook"), "notebook")
 
     async def search_notebook(
         ctx: Context,

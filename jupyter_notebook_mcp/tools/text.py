@@ -19,6 +19,7 @@ from ..models import (
     User,
 )
 from ..rooms import TextOp
+from .notebook import join_room
 from .notebook_edit import MAX_BATCH
 from .registry import READ, WRITE, Backends, ToolSpec
 
@@ -82,22 +83,7 @@ def text_tools(b: Backends) -> list[ToolSpec]:
         kind = file_type or await b.contents.kind(path, normalized=True)
         if kind not in ("file", "notebook"):
             raise InvalidArgument(f"{path!r} is not a text file or notebook (found: {kind or 'nothing'})")
-        path = await b.contents.require(path, kind)
-        existed = b.rooms.info(path, kind) is not None
-        if kind == "notebook":
-            await b.rooms.notebook(path)
-        else:
-            await b.rooms.text(path)
-        info = b.rooms.info(path, kind)
-        assert info is not None
-        return SessionResult(
-            path=path,
-            room_id=info.room_id,
-            file_id=info.file_id,
-            session_id=b.rooms.server_session_id(),
-            status="joined" if existed else "created",
-            collaborators=info.collaborators,
-        )
+        return await join_room(b, await b.contents.require(path, kind), kind)
 
     async def batch_update_document(ctx: Context, path: str, operations: list[TextUpdateOp]) -> TextEditResult:
         """Replace ranges of a text file live: each operation puts content in place of length characters at
