@@ -204,6 +204,11 @@ class JupyterNotebookMCP(ExtensionApp):
             per_session=self.max_subscriptions_per_session,
         )
         register_subscriptions(self.mcp_server, self.subscriptions)
+        if self.serverapp.event_logger is not None:
+            self.serverapp.event_logger.add_listener(
+                schema_id="https://events.jupyter.org/jupyter_server/contents_service/v1",
+                listener=self.subscriptions.on_contents_event,
+            )
         self.event_store = MemoryEventStore(
             max_events_per_stream=self.event_store_max_events_per_stream,
             max_streams=self.event_store_max_streams,

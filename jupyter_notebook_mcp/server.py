@@ -6,6 +6,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
+from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
@@ -81,6 +82,15 @@ def register_subscriptions(server: MCPServer, manager: SubscriptionManager) -> N
 
     lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, subscribe)
     lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)
+
+    # Advertise resources.listChanged in the handshake: the SDK's runner builds the initialize result
+    # from create_initialization_options() with default notification options (all off).
+    original = lowlevel.create_initialization_options
+
+    def initialization_options(notification_options: Any = None, *args: Any, **kwargs: Any) -> Any:
+        return original(notification_options or NotificationOptions(resources_changed=True), *args, **kwargs)
+
+    lowlevel.create_initialization_options = initialization_options  # type: ignore[method-assign]
 
 
 def build_session_manager(

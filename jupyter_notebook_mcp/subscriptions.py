@@ -7,6 +7,9 @@ subscription per interval, however many edits arrived. A cell subscription reads
 flush time and fires only if the cell really changed. Rooms come and go (the last browser leaving
 deletes one): the watcher re-attaches to whatever room the document has at each tick, without ever
 creating one. Subscriptions are bounded per session and released when the session ends.
+
+Sessions holding any subscription (``notebook://list`` included) also get
+``notifications/resources/list_changed`` when files are created, renamed, copied or deleted.
 """
 
 from __future__ import annotations
@@ -41,9 +44,11 @@ class _Watched:
 
 
 def parse_uri(uri: str) -> tuple[str, str, str | None]:
-    """(kind, path, cell_id) of a subscribable resource URI."""
+    """(kind, path, cell_id) of a subscribable resource URI; kind "list" for ``notebook://list``."""
     parts = urlsplit(uri)
     segments = parts.path.split("/")
+    if parts.scheme == "notebook" and parts.netloc == "list" and parts.path in ("", "/"):
+        return "list", "", None
     if parts.scheme == "document" and parts.netloc and parts.path in ("", "/"):
         return "file", unquote(parts.netloc), None
     if parts.scheme == "notebook" and parts.netloc and parts.netloc != "list":
@@ -64,6 +69,8 @@ class SubscriptionManager:
         self._watched: dict[tuple[str, str], _Watched] = {}
         self._sessions: dict[int, tuple[Any, set[str]]] = {}  # key -> (notifier session, uris)
         self._task: asyncio.Task[None] | None = None
+        self._list_dirty = False
+        self._saved: set[str] = set()
 
     @property
     def subscription_count(self) -> int:
@@ -71,7 +78,8 @@ class SubscriptionManager:
 
     async def subscribe(self, session: Any, connection: Any, uri: str) -> None:
         kind, path, cell_id = parse_uri(uri)
-        path = await self.contents.require(path, kind)
+        if kind != "list":
+            path = await self.contents.require(path, kind)
         key = id(connection)
         if key not in self._sessions:
             self._sessions[key] = (session, set())
@@ -84,13 +92,32 @@ class SubscriptionManager:
             view = await self.rooms.notebook(path)
             view.resolve(cell_id=cell_id)  # the cell must exist now
         uris.add(uri)
+        if kind == "list":  # no document to watch: list_changed comes from contents events
+            self._ensure_running()
+            return
         watched = self._watched.setdefault((kind, path), _Watched(kind, path))
         watched.uris.setdefault(uri, set()).add(key)
         if cell_id is not None and cell_id not in watched.cell_hashes:
             watched.cell_hashes[cell_id] = await self._cell_hash(path, cell_id)
         self._attach(watched)
+        self._ensure_running()
+
+    def _ensure_running(self) -> None:
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._run(), name="jnmcp-subscriptions")
+
+    async def on_contents_event(self, logger: Any, schema_id: str, data: dict[str, Any]) -> None:
+        """Jupyter's contents events: a file created, renamed, copied or deleted changes resource lists.
+
+        Creating a file shows up as a ``save`` (plus ``get``s, which every open room also emits each
+        second and are ignored); the first save of a path we have not seen saved counts as a creation.
+        """
+        action, path = data.get("action"), str(data.get("path", "")).lstrip("/")
+        if action in ("rename", "copy", "delete"):
+            self._list_dirty = True
+        elif action == "save" and path not in self._saved:
+            self._saved.add(path)
+            self._list_dirty = True
 
     def unsubscribe(self, connection: Any, uri: str) -> None:
         key = id(connection)
@@ -106,6 +133,9 @@ class SubscriptionManager:
             self._drop(key, uri)
 
     def _drop(self, key: int, uri: str) -> None:
+        entry = self._sessions.get(key)
+        if entry is not None and not entry[1]:
+            del self._sessions[key]  # nothing subscribed any more: no list_changed either
         for doc_key, watched in list(self._watched.items()):
             holders = watched.uris.get(uri)
             if holders is not None:
@@ -143,8 +173,13 @@ class SubscriptionManager:
         watched.ydoc = watched.subscription = None
 
     async def _run(self) -> None:
-        while self._watched:
+        while self._watched or self._sessions:
             await asyncio.sleep(self.interval)
+            if self._list_dirty:
+                self._list_dirty = False
+                for session, _ in list(self._sessions.values()):
+                    with contextlib.suppress(Exception):
+                        await session.send_resource_list_changed()
             for watched in list(self._watched.values()):
                 try:
                     await self._tick(watched)

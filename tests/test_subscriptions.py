@@ -140,3 +140,45 @@ async def test_bad_subscriptions_are_errors(mcp_client: Any, make_notebook: Any)
             with pytest.raises(MCPError) as failure:
                 await within(client.subscribe_resource(uri))
             assert words in str(failure.value)
+
+
+class ListInbox(Inbox):
+    def __init__(self) -> None:
+        super().__init__()
+        self.list_changes: list[float] = []
+
+    async def __call__(self, message: Any) -> None:
+        await super().__call__(message)
+        root = getattr(message, "root", message)
+        if getattr(root, "method", None) == "notifications/resources/list_changed":
+            self.list_changes.append(time.perf_counter())
+
+    async def wait_list(self, count: int, limit: float = 5.0) -> None:
+        deadline = time.perf_counter() + limit
+        while len(self.list_changes) < count:
+            assert time.perf_counter() < deadline, f"expected {count} list changes, got {len(self.list_changes)}"
+            await asyncio.sleep(0.01)
+
+
+async def test_list_changed_on_create_rename_delete(mcp_client: Any, jp_root_dir: Any) -> None:
+    inbox = ListInbox()
+    async with mcp_client(message_handler=inbox) as client:
+        assert client.server_capabilities.resources.list_changed is True
+        assert client.server_capabilities.resources.subscribe is True
+        await within(client.subscribe_resource("notebook://list"))
+        await asyncio.sleep(INTERVAL * 1.5)
+        assert inbox.list_changes == []
+        await call_tool(client, "create_document", path="fresh.ipynb", type="notebook")
+        await inbox.wait_list(1)
+        await asyncio.sleep(INTERVAL * 1.5)
+        await call_tool(client, "rename_document", path="fresh.ipynb", new_path="renamed.ipynb")
+        await inbox.wait_list(2)
+        await asyncio.sleep(INTERVAL * 1.5)
+        await call_tool(client, "delete_document", path="renamed.ipynb")
+        await inbox.wait_list(3)
+        await within(client.unsubscribe_resource("notebook://list"))
+        await asyncio.sleep(INTERVAL * 1.5)
+        count = len(inbox.list_changes)
+        await call_tool(client, "create_document", path="after.md", content="x")
+        await asyncio.sleep(INTERVAL * 2.5)
+        assert len(inbox.list_changes) == count, "no list changes once nothing is subscribed"
