@@ -97,20 +97,26 @@ class JupyterProcess:
         started = time.perf_counter()
         self._log = (self._tmp / "server.log").open("wb")
         self._process = subprocess.Popen(args, cwd=self._tmp, env=env, stdout=self._log, stderr=subprocess.STDOUT)
+        try:
+            self._wait_ready()
+        except BaseException:  # a failed or interrupted start leaves no process and no temp dir behind
+            self.__exit__()
+            raise
+        self.started_in = time.perf_counter() - started
+        return self
+
+    def _wait_ready(self) -> None:
+        assert self._process is not None
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
                 raise RuntimeError(f"jupyter exited early:\n{(self._tmp / 'server.log').read_text()[-3000:]}")
             try:
                 with urllib.request.urlopen(f"{self.url}/api/status?token={self.token}", timeout=1):
-                    break
+                    return
             except OSError:
                 time.sleep(0.05)
-        else:
-            self.__exit__()
-            raise RuntimeError("jupyter did not start in time")
-        self.started_in = time.perf_counter() - started
-        return self
+        raise RuntimeError("jupyter did not start in time")
 
     def __exit__(self, *exc: Any) -> None:
         if self._process is not None and self._process.poll() is None:

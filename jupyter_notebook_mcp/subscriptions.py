@@ -1,11 +1,13 @@
 """``resources/subscribe``: tell subscribed sessions when a notebook or document changes, whoever changed it.
 
-One watcher per subscribed document observes the room's Y document (never ``YNotebook.observe``, which
-would replace the room's own autosave observer) and only marks it dirty; every ``interval`` seconds a
-dirty document sends ``notifications/resources/updated`` for its subscribed URIs — at most one per
-subscription per interval, however many edits arrived. A cell subscription reads just that cell at
-flush time and fires only if the cell really changed. Rooms come and go (the last browser leaving
-deletes one): the watcher re-attaches to whatever room the document has at each tick, without ever
+One watcher per subscribed document observes the content of the document's room — its cells and
+metadata, or its text; not ``YNotebook.observe``, which would replace the room's own autosave observer,
+and not the room's state writes such as the dirty flag a save clears — and only marks it dirty and wakes
+the sender. The first change after a quiet period is announced at once; further changes within
+``interval`` seconds are coalesced into one ``notifications/resources/updated`` at its end: at most one
+per subscription per interval, however many edits arrive. A cell subscription reads just that cell when
+it is due and fires only if the cell really changed. Rooms come and go (the last browser leaving deletes
+one): the watcher re-attaches to whatever room the document has, once per interval, without ever
 creating one. Subscriptions are bounded per session and released when the session ends.
 
 Sessions holding any subscription (``notebook://list`` included) also get
@@ -18,13 +20,14 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from .contents import ContentsAdapter
 from .errors import InvalidArgument, NotebookMCPError, NotFound
-from .rooms import RoomsAdapter
+from .rooms import ContentWatch, RoomsAdapter
 
 log = logging.getLogger(__name__)
 
@@ -34,13 +37,17 @@ class _Watched:
     kind: str
     path: str
     uris: dict[str, set[int]] = field(default_factory=dict)  # uri -> subscribed session keys
-    ydoc: Any = None
-    subscription: Any = None
+    watch: ContentWatch | None = None
     dirty: bool = False
+    last_sent: float = float("-inf")
     cell_hashes: dict[str, str] = field(default_factory=dict)
+    wake: Any = None
 
     def on_change(self, event: Any) -> None:
-        self.dirty = True  # nothing else: an observer that raises would fail the editor's transaction
+        # Only flag and wake the sender: an observer that raises would fail the editor's transaction.
+        self.dirty = True
+        if self.wake is not None:
+            self.wake()
 
 
 def parse_uri(uri: str) -> tuple[str, str, str | None]:
@@ -69,6 +76,8 @@ class SubscriptionManager:
         self._watched: dict[tuple[str, str], _Watched] = {}
         self._sessions: dict[int, tuple[Any, set[str]]] = {}  # key -> (notifier session, uris)
         self._task: asyncio.Task[None] | None = None
+        self._wakeup = asyncio.Event()
+        self._list_last = float("-inf")
         self._list_dirty = False
         self._saved: set[str] = set()
 
@@ -95,7 +104,7 @@ class SubscriptionManager:
         if kind == "list":  # no document to watch: list_changed comes from contents events
             self._ensure_running()
             return
-        watched = self._watched.setdefault((kind, path), _Watched(kind, path))
+        watched = self._watched.setdefault((kind, path), _Watched(kind, path, wake=self._wakeup.set))
         watched.uris.setdefault(uri, set()).add(key)
         if cell_id is not None and cell_id not in watched.cell_hashes:
             watched.cell_hashes[cell_id] = await self._cell_hash(path, cell_id)
@@ -118,6 +127,8 @@ class SubscriptionManager:
         elif action == "save" and path not in self._saved:
             self._saved.add(path)
             self._list_dirty = True
+        if self._list_dirty:
+            self._wakeup.set()
 
     def unsubscribe(self, connection: Any, uri: str) -> None:
         key = id(connection)
@@ -158,38 +169,51 @@ class SubscriptionManager:
 
     # -- watching ---------------------------------------------------------------------------------
     def _attach(self, watched: _Watched) -> None:
-        ydoc = self.rooms.live_ydoc(watched.path, watched.kind)
-        if ydoc is watched.ydoc:
+        current = self.rooms.live_ydoc(watched.path, watched.kind)
+        if watched.watch is not None and current is watched.watch.ydoc:
             return
         self._detach(watched)
-        if ydoc is not None:
-            watched.ydoc = ydoc
-            watched.subscription = ydoc.observe(watched.on_change)
+        if current is not None:
+            watched.watch = self.rooms.watch_content(watched.path, watched.kind, watched.on_change)
 
     def _detach(self, watched: _Watched) -> None:
-        if watched.ydoc is not None and watched.subscription is not None:
-            with contextlib.suppress(Exception):
-                watched.ydoc.unobserve(watched.subscription)
-        watched.ydoc = watched.subscription = None
+        if watched.watch is not None:
+            watched.watch.close()
+        watched.watch = None
 
     async def _run(self) -> None:
+        last_attach = float("-inf")
         while self._watched or self._sessions:
-            await asyncio.sleep(self.interval)
-            if self._list_dirty:
-                self._list_dirty = False
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wakeup.wait(), self._next_timeout())
+            self._wakeup.clear()
+            now = time.monotonic()
+            if now - last_attach >= self.interval:  # follow rooms that closed or opened, once per interval
+                last_attach = now
+                for watched in self._watched.values():
+                    self._attach(watched)
+            if self._list_dirty and now - self._list_last >= self.interval:
+                self._list_dirty, self._list_last = False, now
                 for session, _ in list(self._sessions.values()):
                     with contextlib.suppress(Exception):
                         await session.send_resource_list_changed()
             for watched in list(self._watched.values()):
-                try:
-                    await self._tick(watched)
-                except Exception:
-                    log.exception("resource subscription update failed")
+                if watched.dirty and now - watched.last_sent >= self.interval:
+                    watched.last_sent = now
+                    try:
+                        await self._tick(watched)
+                    except Exception:
+                        log.exception("resource subscription update failed")
+
+    def _next_timeout(self) -> float:
+        """Sleep until the earliest throttled notification is due (or one interval, to follow rooms)."""
+        now = time.monotonic()
+        due = [w.last_sent + self.interval - now for w in self._watched.values() if w.dirty]
+        if self._list_dirty:
+            due.append(self._list_last + self.interval - now)
+        return max(0.005, min([self.interval, *due]))
 
     async def _tick(self, watched: _Watched) -> None:
-        self._attach(watched)
-        if not watched.dirty:
-            return
         watched.dirty = False
         for uri, holders in list(watched.uris.items()):
             _, _, cell_id = parse_uri(uri)

@@ -19,6 +19,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from pycrdt import Array, Map, Text
+
 from ..errors import InvalidArgument, Unavailable
 from .cellindex import CellIndex
 from .notebook import AGENT_ORIGIN, CellChange, CellData, NewCell, NotebookView
@@ -28,6 +30,7 @@ __all__ = [
     "AGENT_ORIGIN",
     "CellChange",
     "CellData",
+    "ContentWatch",
     "NewCell",
     "NotebookView",
     "RoomInfo",
@@ -40,6 +43,19 @@ log = logging.getLogger(__name__)
 
 #: Room id prefixes as jupyter-collaboration builds them: ``{file_format}:{content_type}:{file_id}``.
 _ROOM_PREFIX = {"notebook": "json:notebook", "file": "text:file"}
+
+
+@dataclass(frozen=True)
+class ContentWatch:
+    """Observers on one room document's content; ``close()`` detaches them."""
+
+    ydoc: Any
+    subscriptions: list[tuple[Any, Any]]
+
+    def close(self) -> None:
+        for shared, subscription in self.subscriptions:
+            with contextlib.suppress(Exception):  # the document may be gone already
+                shared.unobserve(subscription)
 
 
 @dataclass(frozen=True)
@@ -138,6 +154,19 @@ class RoomsAdapter:
         """The Y document of the room open for ``path`` right now, or None; never opens a room."""
         room = self._room(self.room_id(path, kind, create_id=False))
         return getattr(room, "ydoc", None) if room is not None else None
+
+    def watch_content(self, path: str, kind: str, callback: Any) -> ContentWatch | None:
+        """Call ``callback`` on every change to the content of the open room of ``path`` (cells and notebook
+        metadata, or a file's text) — not on the room's own state writes, like the dirty flag a save clears.
+        Opens nothing: None when no room is open."""
+        ydoc = self.live_ydoc(path, kind)
+        if ydoc is None:
+            return None
+        if kind == "notebook":
+            shared: list[Any] = [ydoc.get("cells", type=Array), ydoc.get("meta", type=Map)]
+            return ContentWatch(ydoc, [(s, s.observe_deep(callback)) for s in shared])
+        text = ydoc.get("source", type=Text)
+        return ContentWatch(ydoc, [(text, text.observe(callback))])
 
     def info(self, path: str, kind: str) -> RoomInfo | None:
         """Room id and who is in the room of ``path`` (from awareness), or None when no room is open."""
