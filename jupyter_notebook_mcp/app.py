@@ -17,6 +17,7 @@ from jupyter_server.utils import url_path_join
 from traitlets import Bool, Float, Int, List, Unicode, validate
 
 from ._version import __version__
+from .actors import Actors
 from .contents import ContentsAdapter
 from .event_store import MemoryEventStore
 from .execution import ExecutionService
@@ -149,6 +150,13 @@ class JupyterNotebookMCP(ExtensionApp):
         help="""Resource subscriptions one MCP session may hold at once. Default: 100.""",
     ).tag(config=True)
 
+    agent_name = Unicode(
+        "",
+        help="""Name people see for MCP agents in documents' awareness and history. Empty: the name the
+        MCP client gives in its clientInfo (title, else name), or "AI agent" when it gives none.
+        Default: "".""",
+    ).tag(config=True)
+
     enable_test_fixtures = Bool(
         False,
         help="""Register the MCP conformance suite's fixture tools (test_reconnection). For testing
@@ -178,6 +186,7 @@ class JupyterNotebookMCP(ExtensionApp):
             self.serverapp, idle_timeout=self.room_idle_timeout, ystore_path=os.path.abspath(ystore_path)
         )
         self.kernels = KernelsAdapter(self.serverapp)
+        self.actors = Actors(agent_name=self.agent_name)
         backends = Backends(
             contents=contents,
             rooms=self.rooms,
@@ -190,6 +199,7 @@ class JupyterNotebookMCP(ExtensionApp):
             ),
             max_output_length=self.max_output_length,
             execution_enabled="execution" in self.tool_groups,
+            actors=self.actors,
         )
         self.mcp_server, self.tool_names = build_server(
             backends,

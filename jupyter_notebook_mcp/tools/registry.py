@@ -14,7 +14,7 @@ import functools
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from jupyter_core.utils import ensure_async
@@ -23,6 +23,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp_types import ToolAnnotations
 
+from ..actors import Actors
 from ..contents import ContentsAdapter
 from ..errors import NotebookMCPError, PermissionDenied
 from ..execution import ExecutionService
@@ -47,6 +48,7 @@ class Backends:
     execution: ExecutionService
     max_output_length: int = 2000
     execution_enabled: bool = True  # the admin's choice: edit tools' exec runs nothing when off
+    actors: Actors = field(default_factory=Actors)
 
 
 @dataclass(frozen=True)
