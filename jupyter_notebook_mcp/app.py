@@ -6,6 +6,8 @@ servers in one process, so nothing lives in module globals).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import os
 import secrets
@@ -21,7 +23,9 @@ from .actors import Actors
 from .contents import ContentsAdapter
 from .event_store import MemoryEventStore
 from .execution import ExecutionService
+from .forks import ForkService
 from .handlers import MCPHandler
+from .history import HistoryService
 from .kernels import KernelsAdapter
 from .rooms import RoomsAdapter
 from .server import build_server, build_session_manager, register_subscriptions
@@ -150,6 +154,30 @@ class JupyterNotebookMCP(ExtensionApp):
         help="""Resource subscriptions one MCP session may hold at once. Default: 100.""",
     ).tag(config=True)
 
+    max_history_updates = Int(
+        10000,
+        help="""Stored updates kept per document for history (every transaction is one: a keystroke, an
+        agent edit, an output write). Past the bound the oldest are squashed into one base version,
+        so history cannot grow without limit. 0: unbounded. Default: 10000.""",
+    ).tag(config=True)
+
+    history_fold_interval = Float(
+        60.0,
+        help="""Seconds: people's consecutive edits with shorter pauses between them are listed as one
+        version in document history. Default: 60.""",
+    ).tag(config=True)
+
+    max_forks = Int(
+        20,
+        help="""Forks (fork_document) the server holds at once; beyond it new forks are refused until some are
+        merged or discarded. 0: unlimited. Default: 20.""",
+    ).tag(config=True)
+
+    fork_ttl = Float(
+        3600.0,
+        help="""Seconds a fork may stay unused before it is discarded. 0: never. Default: 3600.""",
+    ).tag(config=True)
+
     agent_name = Unicode(
         "",
         help="""Name people see for MCP agents in documents' awareness and history. Empty: the name the
@@ -183,10 +211,16 @@ class JupyterNotebookMCP(ExtensionApp):
         )
         ystore_path = self.ystore_path or os.path.join(jupyter_data_dir(), "jupyter_notebook_mcp", "ystore.db")
         self.rooms = RoomsAdapter(
-            self.serverapp, idle_timeout=self.room_idle_timeout, ystore_path=os.path.abspath(ystore_path)
+            self.serverapp,
+            idle_timeout=self.room_idle_timeout,
+            ystore_path=os.path.abspath(ystore_path),
+            max_history_updates=self.max_history_updates,
         )
+        self.history = HistoryService(self.rooms, fold_interval=self.history_fold_interval)
+        self.forks = ForkService(self.rooms, max_forks=self.max_forks, ttl=self.fork_ttl)
         self.kernels = KernelsAdapter(self.serverapp)
         self.actors = Actors(agent_name=self.agent_name)
+        self.actors.on_end(self.history.undo.forget)
         backends = Backends(
             contents=contents,
             rooms=self.rooms,
@@ -200,6 +234,8 @@ class JupyterNotebookMCP(ExtensionApp):
             max_output_length=self.max_output_length,
             execution_enabled="execution" in self.tool_groups,
             actors=self.actors,
+            history=self.history,
+            forks=self.forks,
         )
         self.mcp_server, self.tool_names = build_server(
             backends,
@@ -233,6 +269,10 @@ class JupyterNotebookMCP(ExtensionApp):
             max_request_body_size=self.max_request_body_size,
         )
         self.runner = ManagerRunner(manager, shutdown_timeout=self.shutdown_timeout)
+        with contextlib.suppress(RuntimeError):
+            # Under a running loop (embedded servers, tests) the start hook may never run: configure the
+            # YStore as soon as every extension has loaded, before any room can open.
+            asyncio.get_running_loop().call_soon(self.rooms.configure_ystore)
 
     def initialize_handlers(self) -> None:
         self.handlers.append((r"/mcp/?", MCPHandler, {"extension": self}))
@@ -256,4 +296,5 @@ class JupyterNotebookMCP(ExtensionApp):
         await self.runner.stop()
         await self.subscriptions.close()
         await self.kernels.close()
+        await self.forks.close()
         await self.rooms.close()

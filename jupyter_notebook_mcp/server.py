@@ -20,6 +20,8 @@ from .sessions import ScopedSessionManager
 from .subscriptions import SubscriptionManager
 from .tools.documents import document_tools
 from .tools.execution import execution_tools
+from .tools.forks import fork_tools
+from .tools.history import history_tools
 from .tools.notebook import notebook_read_tools
 from .tools.notebook_edit import notebook_edit_tools
 from .tools.registry import READ, Backends, ToolSpec, authorize_request, register
@@ -60,6 +62,8 @@ def tool_specs(backends: Backends) -> list[ToolSpec]:
         *execution_tools(backends),
         *document_tools(backends),
         *text_tools(backends),
+        *history_tools(backends),
+        *fork_tools(backends),
     ]
 
 

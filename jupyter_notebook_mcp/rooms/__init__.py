@@ -23,6 +23,8 @@ from pycrdt import Array, Map, Text
 
 from ..errors import InvalidArgument, Unavailable
 from .cellindex import CellIndex
+from .edits import Edit, EditJournal
+from .history import HistoryRecorder, Row, configure_store_class, read_rows, store_key
 from .notebook import AGENT_ORIGIN, CellChange, CellData, NewCell, NotebookView
 from .textdoc import TextOp, TextView
 
@@ -31,10 +33,13 @@ __all__ = [
     "CellChange",
     "CellData",
     "ContentWatch",
+    "Edit",
+    "EditJournal",
     "NewCell",
     "NotebookView",
     "RoomInfo",
     "RoomsAdapter",
+    "Row",
     "TextOp",
     "TextView",
 ]
@@ -66,13 +71,28 @@ class RoomInfo:
     users: list[dict[str, Any]]
 
 
+def _rules(router: Any) -> list[Any]:
+    """Every rule of a tornado router, nested routers included."""
+    found = []
+    for rule in getattr(router, "rules", []) or []:
+        found.append(rule)
+        found.extend(_rules(rule.target) if hasattr(rule.target, "rules") else [])
+    return found
+
+
 class RoomsAdapter:
     """Reads and edits jupyter-collaboration's rooms; looks the extension up lazily (it may load after us)."""
 
-    def __init__(self, serverapp: Any, *, idle_timeout: float = 60.0, ystore_path: str = "") -> None:
+    def __init__(
+        self, serverapp: Any, *, idle_timeout: float = 60.0, ystore_path: str = "", max_history_updates: int = 0
+    ) -> None:
         self.serverapp = serverapp
         self.idle_timeout = idle_timeout
         self.ystore_path = ystore_path
+        self.max_history_updates = max_history_updates
+        self.journal = EditJournal()
+        self.recorder = HistoryRecorder(self.journal, self._authors)
+        self._db_path: str | None = None
         self._ystore_configured = False
         self._indexes: dict[str, tuple[Any, CellIndex]] = {}
         self._opened: dict[str, float] = {}  # rooms we created -> last use (monotonic)
@@ -115,14 +135,65 @@ class RoomsAdapter:
             os.makedirs(os.path.dirname(self.ystore_path), exist_ok=True)
             config.SQLiteYStore.db_path = self.ystore_path
         base = ydoc.ystore_class
+        if base is None:
+            return  # the admin turned the YStore off: no history
+        ours = configure_store_class(base, config, self.recorder, self.max_history_updates)
+        ydoc.ystore_class = ours
+        # Rooms opened over the websocket take their class from the handler's arguments, fixed at start.
+        router = getattr(getattr(self.serverapp, "web_app", None), "default_router", None)
+        for rule in _rules(router):
+            kwargs = getattr(rule, "target_kwargs", None)
+            if isinstance(kwargs, dict) and "ystore_class" in kwargs and "room_locks" in kwargs:
+                kwargs["ystore_class"] = ours
 
-        class ConfiguredYStore(base):  # type: ignore[misc, valid-type]
-            def __init__(self, *args: Any, **kwargs: Any) -> None:
-                kwargs.setdefault("config", config)
-                super().__init__(*args, **kwargs)
+    # -- history ----------------------------------------------------------------------------------
+    def history_db(self) -> str | None:
+        """The YStore database file, or None when history is not kept in SQLite on this server."""
+        if self._db_path is None:
+            ydoc = self._require()
+            store_class = ydoc.ystore_class
+            probe = store_class(path="probe") if store_class is not None else None
+            db_path = getattr(probe, "db_path", None)
+            self._db_path = os.path.abspath(db_path) if isinstance(db_path, str) and db_path != ":memory:" else ""
+        return self._db_path or None
 
-        ConfiguredYStore.__name__ = f"Configured{base.__name__}"
-        ydoc.ystore_class = ConfiguredYStore
+    async def history_rows(self, path: str, kind: str, *, upto: int | None = None, updates: bool = False) -> list[Row]:
+        """Stored updates of ``path``, oldest first (after the ones still being written have landed)."""
+        db_path = self.history_db()
+        file_ids = self._file_ids()
+        file_id = file_ids.get_id(path) if file_ids is not None else None
+        if db_path is None:
+            raise Unavailable(
+                "document history needs jupyter-collaboration's SQLite YStore (YDocExtension.ystore_class), "
+                "which is turned off on this server"
+            )
+        if file_id is None or not await asyncio.to_thread(os.path.exists, db_path):
+            return []
+        for _ in range(100):  # agent updates are written to the store a moment after their transaction
+            if not self.recorder.has_pending():
+                break
+            await asyncio.sleep(0.01)
+        key = store_key(kind, file_id)
+        return await asyncio.to_thread(read_rows, db_path, key, upto=upto, updates=updates)
+
+    def _authors(self, key: str, client_ids: list[int]) -> list[str] | None:
+        """Names of the people whose clients wrote an update, from the room's awareness (while they are in
+        it); None when only the room's own server-side client wrote it."""
+        kind, _, rest = key.lstrip(".").partition(":")
+        prefix = _ROOM_PREFIX.get("notebook" if kind == "notebook" else "file")
+        room = self._room(f"{prefix}:{rest.removesuffix('.y')}")
+        own = getattr(getattr(room, "ydoc", None), "client_id", None)
+        if client_ids and own is not None and set(client_ids) <= {own}:
+            return None
+        states = getattr(getattr(room, "awareness", None), "states", {}) or {}
+        names = []
+        for client_id in client_ids:
+            user = (states.get(client_id) or {}).get("user")
+            if isinstance(user, dict):
+                name = user.get("display_name") or user.get("name") or user.get("username")
+                if name and name not in names:
+                    names.append(str(name))
+        return names
 
     def _file_ids(self) -> Any:
         settings = getattr(getattr(self.serverapp, "web_app", None), "settings", {})
@@ -196,7 +267,7 @@ class RoomsAdapter:
         return str(SERVER_SESSION)
 
     # -- the live document ------------------------------------------------------------------------
-    async def notebook(self, path: str) -> NotebookView:
+    async def notebook(self, path: str, actor: Any = None) -> NotebookView:
         """The live notebook of ``path`` for this call only (the caller checked the file exists)."""
         document, room_id = await self._document(path, "notebook")
         entry = self._indexes.get(room_id)
@@ -205,9 +276,9 @@ class RoomsAdapter:
                 entry[1].close()
             entry = (document, CellIndex(document.ycells))
             self._indexes[room_id] = entry
-        return NotebookView(document, entry[1], path)
+        return NotebookView(document, entry[1], path, journal=self.journal, actor=actor)
 
-    async def text(self, path: str) -> TextView:
+    async def text(self, path: str, actor: Any = None) -> TextView:
         """The live text document of ``path`` for this call only (the caller checked it is a file)."""
         try:
             document, _ = await self._document(path, "file")
@@ -216,7 +287,7 @@ class RoomsAdapter:
         except Exception as exc:  # jupyter-collaboration could not load it as UTF-8 text
             log.debug("text room for %s failed to load", path, exc_info=True)
             raise InvalidArgument(f"{path!r} cannot be opened as text (binary, or not UTF-8): {exc}") from None
-        return TextView(document, path)
+        return TextView(document, path, journal=self.journal, actor=actor)
 
     async def _document(self, path: str, kind: str) -> tuple[Any, str]:
         ydoc = self._require()
@@ -228,6 +299,7 @@ class RoomsAdapter:
         document = await ydoc.get_document(room_id=room_id, copy=False, create=True)
         if document is None:
             raise Unavailable(f"collaboration could not open a room for {path!r}")
+        self.recorder.attach(document.ydoc)
         if not existed:
             self._opened[room_id] = time.monotonic()
             self._start_janitor()

@@ -10,8 +10,10 @@ from human ones.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +22,8 @@ from pycrdt import Map
 
 from ..errors import Conflict, InvalidArgument, NotFound
 from .cellindex import CellIndex
+from .edits import Edit as JournalEdit
+from .edits import EditJournal
 from .text import Edit, line_column, minimal_edit
 
 #: Transaction origin of every edit we make (history and subscriptions tell agents apart by it).
@@ -69,11 +73,33 @@ class Match:
 class NotebookView:
     """The live notebook behind one tool call."""
 
-    def __init__(self, notebook: Any, index: CellIndex, path: str) -> None:
+    def __init__(
+        self, notebook: Any, index: CellIndex, path: str, *, journal: EditJournal | None = None, actor: Any = None
+    ) -> None:
         self._nb = notebook
         self._cells = notebook.ycells
         self._index = index
         self.path = path
+        self.journal = journal or EditJournal()
+        self.actor = actor
+
+    @property
+    def ydoc(self) -> Any:
+        return self._nb.ydoc
+
+    @contextlib.contextmanager
+    def edit(
+        self, summary: str, *, source: str = "agent", cell_id: str | None = None, offset: int | None = None
+    ) -> Iterator[JournalEdit]:
+        """One agent transaction, announced to the journal (history, undo, presence) around its commit.
+
+        The actor's own origin marks it so that actor's undo finds exactly its edits; execution
+        output writes (``source="run"``) use the shared origin, so undo never takes outputs back.
+        """
+        origin = self.actor.origin if self.actor is not None and source == "agent" else AGENT_ORIGIN
+        record = JournalEdit(self.path, "notebook", self.actor, summary, source, cell_id, offset)
+        with self.journal.recording(self._nb.ydoc, record), self._nb.ydoc.transaction(origin=origin):
+            yield record
 
     # -- addressing -------------------------------------------------------------------------------
     @property
@@ -117,9 +143,9 @@ class NotebookView:
         """The live cell map of ``cell_id`` (for writers that edit inside a cell, like execution)."""
         return self._cells[self.resolve(cell_id=cell_id)]
 
-    def transaction(self) -> Any:
-        """One agent transaction on this document (origin ``AGENT_ORIGIN``)."""
-        return self._nb.ydoc.transaction(origin=AGENT_ORIGIN)
+    def transaction(self, summary: str = "wrote outputs") -> Any:
+        """One transaction writing execution state and outputs (history shows it as the agent's run)."""
+        return self.edit(summary, source="run")
 
     # -- reads ------------------------------------------------------------------------------------
     def cell(self, index: int) -> CellData:
@@ -175,11 +201,16 @@ class NotebookView:
         at = self.check_index(at, allow_end=True)
         for cell in cells:
             _check_type(cell.cell_type)
-        ycells = [self._nb.create_ycell(_nbformat_cell(c.cell_type, c.source, c.metadata)) for c in cells]
-        with self._nb.ydoc.transaction(origin=AGENT_ORIGIN):
+        ids = [str(uuid.uuid4()) for _ in cells]
+        ycells = [
+            self._nb.create_ycell({**_nbformat_cell(c.cell_type, c.source, c.metadata), "id": cell_id})
+            for c, cell_id in zip(cells, ids, strict=True)
+        ]
+        summary = f"inserted {_cells_text(ids)} at {at}"
+        with self.edit(summary, cell_id=ids[-1] if ids else None, offset=len(cells[-1].source) if cells else None):
             for offset, ycell in enumerate(ycells):
                 self._cells.insert(at + offset, ycell)
-        return [(at + k, str(ycells[k]["id"]), cells[k].cell_type) for k in range(len(cells))]
+        return [(at + k, ids[k], cells[k].cell_type) for k in range(len(cells))]
 
     def update(self, changes: list[CellChange]) -> list[tuple[int, str]]:
         plan: list[tuple[int, CellChange]] = []
@@ -202,7 +233,10 @@ class NotebookView:
                     )
             plan.append((index, change))
         done: list[tuple[int, str]] = []
-        with self._nb.ydoc.transaction(origin=AGENT_ORIGIN):
+        ids = [self._index.ids[i] for i, _ in plan]
+        last = plan[-1][1] if plan else None
+        offset = len(last.source) if last is not None and last.source is not None else None
+        with self.edit(f"updated {_cells_text(ids)}", cell_id=ids[-1] if ids else None, offset=offset):
             for index, change in plan:
                 ycell = self._cells[index]
                 if change.cell_type is not None and change.cell_type != ycell.get("cell_type"):
@@ -215,7 +249,7 @@ class NotebookView:
     def delete(self, indexes: list[int]) -> list[CellData]:
         unique = sorted(set(indexes))
         removed = [self.cell(i) for i in unique]
-        with self._nb.ydoc.transaction(origin=AGENT_ORIGIN):
+        with self.edit(f"deleted {_cells_text([c.id for c in removed])}"):
             for i in reversed(unique):
                 del self._cells[i]
         return removed
@@ -228,7 +262,8 @@ class NotebookView:
             return str(cell.get("id", ""))
         # pycrdt 0.14 has no Array.move: delete and re-insert the same content and id together.
         ycell = self._nb.create_ycell(cell)
-        with self._nb.ydoc.transaction(origin=AGENT_ORIGIN):
+        cell_id = str(cell.get("id", ""))
+        with self.edit(f"moved cell {cell_id} from {index} to {to_index}", cell_id=cell_id, offset=0):
             del self._cells[index]
             self._cells.insert(to_index, ycell)
         return str(cell.get("id", ""))
@@ -250,7 +285,9 @@ class NotebookView:
                 edits.append(Edit(start, end, new))
             if edits:
                 plan.append((i, edits))
-        with self._nb.ydoc.transaction(origin=AGENT_ORIGIN):
+        ids = [self._index.ids[i] for i, _ in plan]
+        count = sum(len(e) for _, e in plan)
+        with self.edit(f"replaced {count} match{'es' if count != 1 else ''} in {_cells_text(ids)}"):
             for i, edits in plan:
                 ytext = self._cells[i]["source"]
                 for edit in reversed(edits):
@@ -259,7 +296,7 @@ class NotebookView:
 
     def clear_outputs(self) -> None:
         """Empty every code cell's outputs and execution count (after a kernel restart, say)."""
-        with self._nb.ydoc.transaction(origin=AGENT_ORIGIN):
+        with self.edit("cleared all outputs", source="run"):
             for i in range(self.cell_count):
                 ycell = self._cells[i]
                 if ycell.get("cell_type") == "code":
@@ -287,6 +324,14 @@ def _cell_data(index: int, raw: dict[str, Any]) -> CellData:
         outputs=list(raw.get("outputs") or []),
         metadata=dict(raw.get("metadata") or {}),
     )
+
+
+def _cells_text(ids: list[str]) -> str:
+    """ "cell abc" / "3 cells (a, b, c)" / "12 cells (a, b, c, ...)" for history summaries."""
+    if len(ids) == 1:
+        return f"cell {ids[0]}"
+    shown = ", ".join(ids[:3]) + (", ..." if len(ids) > 3 else "")
+    return f"{len(ids)} cells ({shown})"
 
 
 def _text(source: Any) -> str:

@@ -42,7 +42,7 @@ def resolve_carriage_returns(text: str) -> str:
 
 def begin(view: NotebookView, state: RunState) -> None:
     ycell = view.ycell(state.cell_id)
-    with view.transaction():
+    with view.transaction(f"ran cell {state.cell_id}"):
         ycell["execution_state"] = "running"
         outputs = ycell.get("outputs")
         if isinstance(outputs, Array):
@@ -55,7 +55,7 @@ def write(view: NotebookView, state: RunState, kind: str, content: dict[str, Any
     """Apply one iopub output message to the cell; a cell deleted meanwhile is skipped by the caller."""
     ycell = view.ycell(state.cell_id)
     outputs: Array[Any] = ycell["outputs"]
-    with view.transaction():
+    with view.transaction(f"ran cell {state.cell_id}"):
         if kind == "clear_output":
             if content.get("wait"):
                 state.clear_pending = True
@@ -82,7 +82,7 @@ def write(view: NotebookView, state: RunState, kind: str, content: dict[str, Any
 
 def end(view: NotebookView, state: RunState, execution_count: int | None) -> None:
     ycell = view.ycell(state.cell_id)
-    with view.transaction():
+    with view.transaction(f"ran cell {state.cell_id}"):
         if state.clear_pending:
             _clear(ycell["outputs"], state)
         ycell["execution_count"] = execution_count

@@ -8,13 +8,16 @@ person typing elsewhere in the file keeps their text.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from pycrdt import Text
 
 from ..errors import InvalidArgument
+from .edits import Edit, EditJournal
 from .notebook import AGENT_ORIGIN
 
 
@@ -28,16 +31,30 @@ class TextOp:
 
 
 class TextView:
-    def __init__(self, document: Any, path: str) -> None:
+    def __init__(self, document: Any, path: str, *, journal: EditJournal | None = None, actor: Any = None) -> None:
         self._doc = document.ydoc
         self._text: Text = document.ydoc.get("source", type=Text)
         self.path = path
+        self.journal = journal or EditJournal()
+        self.actor = actor
+
+    @property
+    def ydoc(self) -> Any:
+        return self._doc
+
+    @contextlib.contextmanager
+    def _edit(self, summary: str, offset: int | None) -> Iterator[Edit]:
+        """One agent transaction, announced to the journal (history, undo, presence) around its commit."""
+        origin = self.actor.origin if self.actor is not None else AGENT_ORIGIN
+        record = Edit(self.path, "file", self.actor, summary, "agent", None, offset)
+        with self.journal.recording(self._doc, record), self._doc.transaction(origin=origin):
+            yield record
 
     @property
     def text(self) -> str:
         return str(self._text)
 
-    def apply(self, ops: list[TextOp]) -> int:
+    def apply(self, ops: list[TextOp], summary: str | None = None) -> int:
         """Apply a batch atomically; returns the new length in characters."""
         text = self.text
         size = len(text)
@@ -57,7 +74,13 @@ class TextView:
         for (_, a1, _, an), (b0, _, _, bn) in itertools.pairwise(spans):
             if b0 < a1:
                 raise InvalidArgument(f"operations {an} and {bn} overlap: give non-overlapping ranges")
-        with self._doc.transaction(origin=AGENT_ORIGIN):
+        inserted = sum(len(s[2]) for s in spans)
+        removed = sum(s[1] - s[0] for s in spans)
+        summary = summary or f"edited the text ({len(spans)} operation{'s' if len(spans) != 1 else ''}: " + (
+            f"+{inserted} -{removed} characters)"
+        )
+        last = spans[-1] if spans else None
+        with self._edit(summary, last[0] + len(last[2]) if last else None):
             for start, end, insert, _ in reversed(spans):
                 byte_start = len(text[:start].encode("utf-8"))
                 byte_end = byte_start + len(text[start:end].encode("utf-8"))
@@ -82,5 +105,6 @@ class TextView:
         while (found := text.find(old, start)) != -1:
             positions.append(found)
             start = found + len(old)
-        self.apply([TextOp(p, len(old), new) for p in positions])
+        summary = f"replaced {len(positions)} occurrence{'s' if len(positions) != 1 else ''} of {old[:40]!r}"
+        self.apply([TextOp(p, len(old), new) for p in positions], summary)
         return len(positions)

@@ -42,12 +42,14 @@ def results(runs: list[CellRun]) -> list[ExecutionResult]:
 
 
 async def run_after_edit(
-    b: Backends, ctx: Context, path: str, cell_ids: list[str]
+    b: Backends, ctx: Context, path: str, cell_ids: list[str], fork_id: str | None = None
 ) -> tuple[list[ExecutionResult] | None, str | None]:
     """The ``exec`` of the edit tools: run the touched code cells in order, stopping at the first error.
 
     The edit has already applied; when running is not possible the result says why instead of failing.
     """
+    if fork_id:
+        return None, "edits in a fork are not run: merge the fork, then execute the cells"
     if not b.execution_enabled:
         return None, "execution is switched off on this server (tool group 'execution' is disabled)"
     try:

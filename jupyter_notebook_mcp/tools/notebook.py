@@ -27,6 +27,7 @@ from ..models import (
 from ..render import cut, render_outputs
 from ..rooms import CellData
 from .registry import READ, WRITE, Backends, ToolSpec
+from .views import notebook_view
 
 
 def check_max(name: str, value: int, limit: int) -> None:
@@ -98,16 +99,18 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
         include_outputs: bool = True,
         include_collaboration_state: bool = True,
         max_content_length: int = 100_000,
+        fork_id: str | None = None,
     ) -> NotebookContent:
         """Read cells of a notebook as they are live (including unsaved edits by people in JupyterLab).
 
         Reads the range start_index..end_index (end exclusive; default: to the end) or exactly the
         cells named in cell_ids. Stops once max_content_length characters are collected: then
         truncated is true and next_index says where to continue. Outputs come as readable text.
+        fork_id reads one of your forks (fork_document) instead of the live notebook.
         """
         check_max("max_content_length", max_content_length, 10_000_000)
         path = await b.contents.require(path, "notebook")
-        view = await b.rooms.notebook(path)
+        view = await notebook_view(b, ctx, path, fork_id)
         count = view.cell_count
         if cell_ids is not None:
             indexes = [view.resolve(cell_id=cid) for cid in cell_ids]

@@ -24,6 +24,7 @@ from ..rooms import CellChange, NewCell
 from .execution import run_after_edit
 from .notebook import compile_query
 from .registry import WRITE, Backends, ToolSpec
+from .views import notebook_view
 
 MAX_BATCH = 1000
 
@@ -43,6 +44,7 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         start_position: int | None = None,
         after_cell_id: str | None = None,
         exec: bool = True,
+        fork_id: str | None = None,
     ) -> InsertResult:
         """Insert cells, in order, live in the notebook; people with it open see them appear.
 
@@ -52,7 +54,7 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         """
         _check_batch("cells", list(cells))
         path = await b.contents.require(path, "notebook")
-        view = await b.rooms.notebook(path)
+        view = await notebook_view(b, ctx, path, fork_id)
         if after_cell_id is not None:
             at = view.resolve(cell_id=after_cell_id) + 1
             if start_position is not None and start_position != at:
@@ -68,7 +70,7 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         inserted = view.insert(new, at)
         cell_count = view.cell_count
         executions, skipped = (
-            await run_after_edit(b, ctx, path, [cid for _, cid, _ in inserted]) if exec else (None, None)
+            await run_after_edit(b, ctx, path, [cid for _, cid, _ in inserted], fork_id) if exec else (None, None)
         )
         return InsertResult(
             inserted=[InsertedCell(index=i, id=cid, cell_type=kind) for i, cid, kind in inserted],
@@ -78,7 +80,7 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         )
 
     async def batch_update_notebook_cells(
-        ctx: Context, path: str, updates: list[CellUpdateInput], exec: bool = True
+        ctx: Context, path: str, updates: list[CellUpdateInput], exec: bool = True, fork_id: str | None = None
     ) -> UpdateResult:
         """Change cells' source and/or type live, as minimal text edits so others' typing survives.
 
@@ -90,7 +92,7 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         """
         _check_batch("updates", list(updates))
         path = await b.contents.require(path, "notebook")
-        view = await b.rooms.notebook(path)
+        view = await notebook_view(b, ctx, path, fork_id)
         changes = [
             CellChange(
                 cell_id=u.cell_id,
@@ -102,7 +104,9 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
             for u in updates
         ]
         done = view.update(changes)
-        executions, skipped = await run_after_edit(b, ctx, path, [cid for _, cid in done]) if exec else (None, None)
+        executions, skipped = (
+            await run_after_edit(b, ctx, path, [cid for _, cid in done], fork_id) if exec else (None, None)
+        )
         return UpdateResult(
             updated=[UpdatedCell(index=i, id=cid) for i, cid in done], executions=executions, execution_skipped=skipped
         )
@@ -113,13 +117,14 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         cell_ids: list[str] | None = None,
         start_index: int | None = None,
         end_index: int | None = None,
+        fork_id: str | None = None,
     ) -> DeleteResult:
         """Delete cells live: by cell_ids, or the range start_index..end_index (end exclusive; default one cell).
 
         The result returns each deleted cell's source, so a mistake can be undone by re-inserting it.
         """
         path = await b.contents.require(path, "notebook")
-        view = await b.rooms.notebook(path)
+        view = await notebook_view(b, ctx, path, fork_id)
         if cell_ids is not None:
             if start_index is not None or end_index is not None:
                 raise InvalidArgument("give cell_ids or a range (start_index, end_index), not both")
@@ -142,11 +147,16 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         )
 
     async def move_notebook_cell(
-        ctx: Context, path: str, to_index: int, cell_id: str | None = None, index: int | None = None
+        ctx: Context,
+        path: str,
+        to_index: int,
+        cell_id: str | None = None,
+        index: int | None = None,
+        fork_id: str | None = None,
     ) -> MoveResult:
         """Move one cell to to_index (its index after the move), keeping its id, source, outputs and metadata."""
         path = await b.contents.require(path, "notebook")
-        view = await b.rooms.notebook(path)
+        view = await notebook_view(b, ctx, path, fork_id)
         from_index = view.resolve(cell_id, index)
         moved_id = view.move(from_index, to_index)
         return MoveResult(id=moved_id, from_index=from_index, to_index=to_index)
@@ -159,6 +169,7 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         regex: bool = False,
         cell_ids: list[str] | None = None,
         expected_count: int | None = None,
+        fork_id: str | None = None,
     ) -> ReplaceResult:
         """Replace text in cells' sources (all cells, or those in cell_ids), match by match.
 
@@ -167,7 +178,7 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         """
         pattern = compile_query(find, regex, case_sensitive=True)
         path = await b.contents.require(path, "notebook")
-        view = await b.rooms.notebook(path)
+        view = await notebook_view(b, ctx, path, fork_id)
         indexes = [view.resolve(cell_id=cid) for cid in cell_ids] if cell_ids is not None else None
         if expected_count is not None:
             found = sum(

@@ -49,6 +49,8 @@ class Backends:
     max_output_length: int = 2000
     execution_enabled: bool = True  # the admin's choice: edit tools' exec runs nothing when off
     actors: Actors = field(default_factory=Actors)
+    history: Any = None  # jupyter_notebook_mcp.history.HistoryService
+    forks: Any = None  # jupyter_notebook_mcp.forks.ForkService
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from ..rooms import TextOp
 from .notebook import join_room
 from .notebook_edit import MAX_BATCH
 from .registry import READ, WRITE, Backends, ToolSpec
+from .views import text_view
 
 
 def _check_ops(ops: list[object]) -> None:
@@ -46,6 +47,7 @@ def text_tools(b: Backends) -> list[ToolSpec]:
         offset: int = 0,
         max_content_length: int = 100_000,
         include_collaboration_state: bool = True,
+        fork_id: str | None = None,
     ) -> DocumentContent:
         """Read a text file as it is live (including unsaved edits by people in JupyterLab).
 
@@ -55,7 +57,7 @@ def text_tools(b: Backends) -> list[ToolSpec]:
         if offset < 0 or max_content_length < 1:
             raise InvalidArgument("offset must be >= 0 and max_content_length >= 1")
         path = await text_file(path)
-        view = await b.rooms.text(path)
+        view = await text_view(b, ctx, path, fork_id)
         text = view.text
         entry = await b.contents.model(path)
         collaboration = None
@@ -85,37 +87,43 @@ def text_tools(b: Backends) -> list[ToolSpec]:
             raise InvalidArgument(f"{path!r} is not a text file or notebook (found: {kind or 'nothing'})")
         return await join_room(b, await b.contents.require(path, kind), kind)
 
-    async def batch_update_document(ctx: Context, path: str, operations: list[TextUpdateOp]) -> TextEditResult:
+    async def batch_update_document(
+        ctx: Context, path: str, operations: list[TextUpdateOp], fork_id: str | None = None
+    ) -> TextEditResult:
         """Replace ranges of a text file live: each operation puts content in place of length characters at
         position (-1 = the end). Positions refer to the text before the batch; all or nothing."""
         _check_ops(list(operations))
         path = await text_file(path)
-        view = await b.rooms.text(path)
+        view = await text_view(b, ctx, path, fork_id)
         length = view.apply([TextOp(o.position, o.length, o.content) for o in operations])
         return TextEditResult(applied=len(operations), length=length)
 
-    async def batch_insert_text(ctx: Context, path: str, operations: list[TextInsertOp]) -> TextEditResult:
+    async def batch_insert_text(
+        ctx: Context, path: str, operations: list[TextInsertOp], fork_id: str | None = None
+    ) -> TextEditResult:
         """Insert text at character positions of the text before the batch (-1 = the end); all or nothing."""
         _check_ops(list(operations))
         path = await text_file(path)
-        view = await b.rooms.text(path)
+        view = await text_view(b, ctx, path, fork_id)
         length = view.apply([TextOp(o.position, 0, o.text) for o in operations])
         return TextEditResult(applied=len(operations), length=length)
 
-    async def batch_delete_text(ctx: Context, path: str, operations: list[TextDeleteOp]) -> TextEditResult:
+    async def batch_delete_text(
+        ctx: Context, path: str, operations: list[TextDeleteOp], fork_id: str | None = None
+    ) -> TextEditResult:
         """Delete length characters at each position (of the text before the batch); all or nothing."""
         _check_ops(list(operations))
         path = await text_file(path)
-        view = await b.rooms.text(path)
+        view = await text_view(b, ctx, path, fork_id)
         length = view.apply([TextOp(o.position, o.length, "") for o in operations])
         return TextEditResult(applied=len(operations), length=length)
 
     async def replace_document_text(
-        ctx: Context, path: str, old_text: str, new_text: str, replace_all: bool = False
+        ctx: Context, path: str, old_text: str, new_text: str, replace_all: bool = False, fork_id: str | None = None
     ) -> ReplaceTextResult:
         """Replace old_text by new_text in a text file live. old_text must occur exactly once unless replace_all."""
         path = await text_file(path)
-        view = await b.rooms.text(path)
+        view = await text_view(b, ctx, path, fork_id)
         count = view.replace(old_text, new_text, replace_all)
         return ReplaceTextResult(replacements=count, length=len(view.text))
 

@@ -1,0 +1,264 @@
+"""Provenance for the rooms' update history: which stored update came from which agent edit.
+
+jupyter-collaboration's YStore keeps every update of every room (one row per transaction, in order,
+surviving room closes and server restarts) but stores no origin. We add it: a document observer on
+every room we touch ties the bytes of an agent transaction to the :class:`~.edits.Edit` being
+committed (the :class:`~.edits.EditJournal` knows it), and our YStore subclass writes that
+provenance as the row's metadata. Rows without a recorded edit are people's: their author comes from
+the client ids in the update, looked up in the room's awareness. Rows are bounded per document:
+past ``max_updates`` the oldest are squashed into one base row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sqlite3
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from pycrdt import Doc
+
+from .edits import EditJournal
+
+log = logging.getLogger(__name__)
+
+#: YStore row keys as jupyter-collaboration builds them, by room kind.
+_STORE_TYPE = {"notebook": "notebook", "file": "file"}
+_MAX_PENDING = 2000  # agent updates waiting for the store (written within milliseconds normally)
+
+
+def store_key(kind: str, file_id: str) -> str:
+    """The YStore ``path`` of a document: jupyter-collaboration keys rows by file id, so renames keep history."""
+    return f".{_STORE_TYPE[kind]}:{file_id}.y"
+
+
+@dataclass(frozen=True)
+class Row:
+    rowid: int
+    timestamp: float
+    metadata: dict[str, Any]
+    update: bytes | None = None
+
+
+class HistoryRecorder:
+    """Observes room documents and hands the YStore the provenance of each update it writes."""
+
+    def __init__(self, journal: EditJournal, users: Callable[[str, list[int]], list[str] | None]) -> None:
+        self.journal = journal
+        self._users = users  # (store key, client ids) -> names of the people behind them; None: the server's own
+        self._in_flight = 0
+        self._observed: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+        self._pending: OrderedDict[bytes, dict[str, Any]] = OrderedDict()
+
+    def attach(self, ydoc: Any) -> None:
+        """Observe ``ydoc`` (idempotent): cheap enough to call on every document access."""
+        if ydoc in self._observed:
+            return
+        ref = weakref.ref(ydoc)
+
+        def on_update(event: Any) -> None:
+            doc = ref()
+            edit = self.journal.current(doc) if doc is not None else None
+            if edit is None:
+                return
+            actor = edit.actor
+            self._pending[_digest(event.update)] = {
+                "source": edit.source,
+                "author": getattr(actor, "name", None) or "jupyter-notebook-mcp",
+                "actor": getattr(actor, "key", None),
+                "summary": edit.summary,
+            }
+            while len(self._pending) > _MAX_PENDING:
+                self._pending.popitem(last=False)
+
+        self._observed[ydoc] = ydoc.observe(on_update)
+
+    def has_pending(self) -> bool:
+        """Whether agent updates are still on their way into the store (history reads wait for them)."""
+        return bool(self._pending) or self._in_flight > 0
+
+    def metadata_for(self, key: str, update: bytes) -> bytes:
+        """The metadata row for ``update`` about to be stored under YStore key ``key``.
+
+        Updates nobody recorded are people's, unless only the server's own client wrote them: those
+        are the room's bookkeeping (the saved/dirty flag), which history does not list as versions.
+        """
+        meta = self._pending.pop(_digest(update), None)
+        if meta is None:
+            ids = client_ids(update)
+            authors = self._users(key, ids) if ids or len(update) > 2 else None  # b"\0\0": an empty update
+            meta = {"source": "server"} if authors is None else {"source": "user", "authors": authors}
+        return json.dumps(meta, separators=(",", ":")).encode()
+
+    def writing(self, delta: int) -> None:
+        self._in_flight += delta
+
+
+def _digest(update: bytes) -> bytes:
+    return hashlib.blake2b(update, digest_size=16).digest()
+
+
+def client_ids(update: bytes) -> list[int]:
+    """The Yjs client that wrote the first structs of a v1 ``update`` (a transaction is one client's), or
+    none for a delete-only or empty update. Read from the update's header: ``get_state`` cannot be used, it
+    needs the update's dependencies."""
+    try:
+        values = _varuints(update, 3)
+    except IndexError:
+        return []
+    return [values[2]] if len(values) == 3 and values[0] > 0 else []
+
+
+def _varuints(data: bytes, count: int) -> list[int]:
+    values: list[int] = []
+    pos = 0
+    while len(values) < count and pos < len(data):
+        value, shift = 0, 0
+        while True:
+            byte = data[pos]
+            pos += 1
+            value |= (byte & 0x7F) << shift
+            if byte < 0x80:
+                break
+            shift += 7
+        values.append(value)
+    return values
+
+
+def configure_store_class(base: type, config: Any, recorder: HistoryRecorder, max_updates: int) -> type:
+    """A subclass of the server's YStore class that records provenance and bounds history.
+
+    Built per server (the recorder is this server's), so nothing is shared between servers in one process.
+    """
+
+    class ProvenanceYStore(base):  # type: ignore[misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs.setdefault("config", config)
+            super().__init__(*args, **kwargs)
+            self._mcp_lock = anyio.Lock()
+            self._mcp_metadata = b""
+            self._mcp_rows: int | None = None  # rows of this document, counted once then tracked
+
+        async def get_metadata(self) -> bytes:
+            return self._mcp_metadata
+
+        async def write(self, data: bytes) -> None:
+            recorder.writing(+1)
+            try:
+                async with self._mcp_lock:
+                    try:
+                        self._mcp_metadata = recorder.metadata_for(self.path, data)
+                    except Exception:  # provenance is best effort; the update itself must be stored
+                        log.exception("recording provenance failed")
+                        self._mcp_metadata = b""
+                    await super().write(data)
+                    self._mcp_metadata = b""
+                    if max_updates and hasattr(self, "_db"):
+                        try:
+                            await self._mcp_bound()
+                        except Exception:
+                            log.exception("bounding the history of %s failed", self.path)
+            finally:
+                recorder.writing(-1)
+
+        async def _mcp_bound(self) -> None:
+            if self._mcp_rows is None:
+                self._mcp_rows = await count_rows(self)
+            else:
+                self._mcp_rows += 1
+            if self._mcp_rows > max_updates:
+                # Squash down to 90% of the bound so trimming runs once per many writes, not on each one.
+                await trim(self, max(2, int(max_updates * 0.9)))
+                self._mcp_rows = await count_rows(self)
+
+    ProvenanceYStore.__name__ = f"Provenance{base.__name__}"
+    return ProvenanceYStore
+
+
+async def count_rows(store: Any) -> int:
+    async with store.lock, store._db:
+        cursor = await store._db.cursor()
+        await cursor.execute("SELECT COUNT(*) FROM yupdates WHERE path = ?", (store.path,))
+        (count,) = await cursor.fetchone()
+    return int(count)
+
+
+async def trim(store: Any, max_updates: int) -> int:
+    """Squash the oldest rows of ``store``'s document into one base row so at most ``max_updates`` remain."""
+    async with store.lock, store._db:
+        cursor = await store._db.cursor()
+        await cursor.execute("SELECT COUNT(*) FROM yupdates WHERE path = ?", (store.path,))
+        (count,) = await cursor.fetchone()
+        excess = count - max_updates + 1  # the base row takes one place
+        if excess < 2:
+            return 0
+        await cursor.execute(
+            "SELECT rowid, yupdate, timestamp FROM yupdates WHERE path = ? ORDER BY timestamp, rowid LIMIT ?",
+            (store.path, excess),
+        )
+        rows = await cursor.fetchall()
+        doc: Doc[Any] = Doc()
+        for _, update, _ in rows:
+            doc.apply_update(store._decompress(update) if store._decompress else update)
+        squashed = doc.get_update()
+        if store._compress:
+            squashed = store._compress(squashed)
+        last_rowid, last_ts = rows[-1][0], rows[-1][2]
+        meta = json.dumps({"source": "user", "summary": "older history (squashed)", "squashed": len(rows)})
+        await cursor.execute(f"DELETE FROM yupdates WHERE rowid IN ({','.join('?' * len(rows))})", [r[0] for r in rows])
+        # Reuse the newest squashed row's id and time so the base stays first in both orders.
+        await cursor.execute(
+            "INSERT INTO yupdates (rowid, path, yupdate, metadata, timestamp) VALUES (?, ?, ?, ?, ?)",
+            (last_rowid, store.path, squashed, meta.encode(), last_ts),
+        )
+    return len(rows)
+
+
+def read_rows(db_path: str, key: str, *, upto: int | None = None, updates: bool = False) -> list[Row]:
+    """Rows of one document, oldest first (runs in a worker thread: plain sqlite3, its own connection)."""
+    columns = "rowid, metadata, timestamp" + (", yupdate" if updates else "")
+    connection = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5.0)
+    try:
+        cursor = connection.execute(
+            f"SELECT {columns} FROM yupdates WHERE path = ? ORDER BY timestamp, rowid",
+            (key,),
+        )
+        rows = []
+        for record in cursor:
+            meta = _metadata(record[1])
+            rows.append(Row(record[0], record[2], meta, record[3] if updates else None))
+            if upto is not None and record[0] == upto:
+                break
+        return rows
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return []
+        raise
+    finally:
+        connection.close()
+
+
+def _metadata(raw: Any) -> dict[str, Any]:
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except (ValueError, TypeError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def replay(rows: list[Row]) -> Doc[Any]:
+    """The document as it was after the last of ``rows``."""
+    doc: Doc[Any] = Doc()
+    with doc.transaction():
+        for row in rows:
+            if row.update:
+                doc.apply_update(row.update)
+    return doc

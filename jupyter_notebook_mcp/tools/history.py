@@ -1,0 +1,181 @@
+"""Group ``history``: versions with provenance, old versions, restore, and undo of an agent's own edits."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Literal, cast
+
+from mcp.server.mcpserver import Context
+
+from ..errors import InvalidArgument, Unavailable
+from ..history import HistoryService, Version, version_cells, version_text
+from ..models import (
+    HistoryResult,
+    HistoryVersion,
+    RestoreChange,
+    RestoreResult,
+    UndoEditsResult,
+    VersionCell,
+    VersionContent,
+)
+from .registry import READ, WRITE, Backends, ToolSpec
+
+Source = Literal["agent", "user", "restore"]
+
+
+def _iso(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).isoformat()
+
+
+def _source(version: Version) -> Source:
+    return cast(Source, version.source if version.source in ("agent", "user", "restore") else "agent")
+
+
+def history_tools(b: Backends) -> list[ToolSpec]:
+    def service() -> HistoryService:
+        if b.history is None:
+            raise Unavailable("document history is not available on this server")
+        return cast(HistoryService, b.history)
+
+    async def document(path: str) -> tuple[str, str]:
+        kind = await b.contents.kind(path)
+        if kind not in ("notebook", "file"):
+            await b.contents.require(path, "file")  # the actionable not-found / not-a-file error
+        normalized = await b.contents.require(path, cast(str, kind))
+        return normalized, cast(str, kind)
+
+    async def get_document_history(ctx: Context, path: str, limit: int = 10) -> HistoryResult:
+        """List versions of a notebook or text file, newest first, with who made each and what changed.
+
+        Each agent edit (one tool call) is a version, with the agent's name and a summary like
+        "inserted 2 cells"; people's typing is folded into versions by time. History is kept across
+        room closes and server restarts, up to the server's bound (older versions are squashed).
+        """
+        if limit < 1 or limit > 1000:
+            raise InvalidArgument(f"limit must be between 1 and 1000, not {limit}")
+        path, kind = await document(path)
+        versions = await service().versions(path, kind)
+        newest = list(reversed(versions))[:limit]
+        return HistoryResult(
+            path=path,
+            versions=[
+                HistoryVersion(
+                    version_id=v.version_id,
+                    timestamp=_iso(v.timestamp),
+                    source=_source(v),
+                    author=v.author,
+                    summary=v.summary,
+                    changes=v.updates,
+                )
+                for v in newest
+            ],
+            total=len(versions),
+        )
+
+    async def get_document_version(
+        ctx: Context, path: str, version_id: str, max_content_length: int = 100_000
+    ) -> VersionContent:
+        """Read a document as it was at a version (from get_document_history): cells or text.
+
+        At most max_content_length characters of source are returned in total; truncated says so.
+        """
+        if max_content_length < 1:
+            raise InvalidArgument("max_content_length must be >= 1")
+        path, kind = await document(path)
+        version, doc = await service().content(path, kind, version_id)
+        budget = max_content_length
+        cells: list[VersionCell] | None = None
+        content: str | None = None
+        truncated = False
+        if kind == "notebook":
+            raw = version_cells(doc)
+            cells = []
+            for cell in raw:
+                source = _joined(cell.get("source", ""))
+                cut = len(source) > budget
+                truncated = truncated or cut
+                cells.append(
+                    VersionCell(
+                        id=str(cell.get("id", "")),
+                        cell_type=str(cell.get("cell_type", "code")),
+                        source=source[: max(budget, 0)],
+                        truncated=cut,
+                    )
+                )
+                budget = max(budget - len(source), 0)
+        else:
+            text = version_text(doc)
+            truncated = len(text) > max_content_length
+            content = text[:max_content_length]
+        return VersionContent(
+            path=path,
+            version_id=version.version_id,
+            timestamp=_iso(version.timestamp),
+            source=_source(version),
+            summary=version.summary,
+            cells=cells,
+            cell_count=len(cells) if cells is not None else None,
+            content=content,
+            truncated=truncated,
+        )
+
+    async def restore_document_version(ctx: Context, path: str, version_id: str) -> RestoreResult:
+        """Bring a document back to a version, live: the old content is written as new edits.
+
+        History is never rewritten: the restore is a new version, itself restorable. Only what
+        differs is touched, so people typing elsewhere keep their text; the result lists edits
+        people made after that version which the restore reverted (user_edits_reverted).
+        """
+        path, kind = await document(path)
+        outcome = await service().restore(path, kind, version_id, b.actors.of(ctx))
+        return RestoreResult(
+            path=path,
+            restored_from=outcome.restored_from,
+            version_id=outcome.version_id,
+            changes=[RestoreChange(cell_id=c.get("cell_id"), change=str(c["change"])) for c in outcome.changes],
+            user_edits_reverted=outcome.user_edits_reverted,
+            note=outcome.note,
+        )
+
+    async def undo_agent_edits(ctx: Context, path: str, count: int = 1) -> UndoEditsResult:
+        """Undo your own last count edits in a document, keeping everything people typed since.
+
+        Only edits made by this MCP session since the document's room opened can be undone this
+        way; for older ones, restore_document_version to the version before them.
+        """
+        if count < 1 or count > 100:
+            raise InvalidArgument(f"count must be between 1 and 100, not {count}")
+        path, kind = await document(path)
+        actor = b.actors.of(ctx)
+        history = service()
+        result = await history.undo_edits(path, kind, actor, count)
+        if not result.undone:
+            raise InvalidArgument(
+                f"nothing of yours to undo in {path!r}: this session made no edits there since its room opened "
+                "(use get_document_history and restore_document_version for older edits)"
+            )
+        view: Any = await (b.rooms.notebook(path) if kind == "notebook" else b.rooms.text(path))
+        note = (
+            f"undid {len(result.undone)} edit(s)"
+            if not result.removed_cells
+            else "undoing inserted cells removed them, with anything people typed into them since "
+            "(restore the version before this undo to get that back)"
+        )
+        return UndoEditsResult(
+            path=path,
+            undone=result.undone,
+            remaining=history.undo.depth(view.ydoc, actor),
+            removed_cells=result.removed_cells,
+            note=note,
+        )
+
+    return [
+        ToolSpec(get_document_history, "history", "Document history", READ, read_only=True),
+        ToolSpec(get_document_version, "history", "Read an old version", READ, read_only=True),
+        ToolSpec(restore_document_version, "history", "Restore a version", WRITE, read_only=False, idempotent=False),
+        ToolSpec(undo_agent_edits, "history", "Undo my edits", WRITE, read_only=False, idempotent=False),
+    ]
+
+
+def _joined(source: Any) -> str:
+    return "".join(source) if isinstance(source, list) else str(source or "")

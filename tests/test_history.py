@@ -1,0 +1,295 @@
+"""History, restore and undo on live rooms, with a real collaborator typing on the websocket."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from .conftest import call_tool, tool_error
+
+pytestmark = pytest.mark.usefixtures("jp_serverapp")
+
+THREE = [{"cell_type": "code", "source": f"x = {i}", "id": f"c{i}"} for i in range(3)]
+
+
+async def history(client: Any, path: str, limit: int = 50) -> list[dict[str, Any]]:
+    return list((await call_tool(client, "get_document_history", path=path, limit=limit))["versions"])
+
+
+async def test_history_lists_agent_and_human_versions_in_order(
+    mcp_client: Any, make_notebook: Any, collaborator: Any
+) -> None:
+    path = make_notebook("hist.ipynb", THREE)
+    async with collaborator(path) as human, mcp_client() as client:
+        await call_tool(
+            client,
+            "batch_update_notebook_cells",
+            path=path,
+            exec=False,
+            updates=[{"cell_id": "c0", "content": "x = 'agent'"}],
+        )
+        await human.wait_until(lambda: human.sources()[0] == "x = 'agent'")
+        human.type_into(2, 4, "40 + ")
+        await asyncio.sleep(0.3)
+        await call_tool(
+            client, "batch_insert_notebook_cells", path=path, exec=False, cells=[{"content": "a"}, {"content": "b"}]
+        )
+        versions = await history(client, path)
+        newest = versions[0]
+        assert newest["source"] == "agent"
+        assert newest["summary"].startswith("inserted 2 cells")
+        assert newest["author"]  # the client's name
+        assert versions[1]["source"] == "user"
+        assert "change" in versions[1]["summary"]
+        assert versions[2]["source"] == "agent"
+        assert versions[2]["summary"] == "updated cell c0"
+        assert versions[-1]["summary"] == "content as loaded from the file"
+        ids = [int(v["version_id"]) for v in versions]
+        assert ids == sorted(ids, reverse=True)
+
+        # an old version reads back as it was
+        old = await call_tool(client, "get_document_version", path=path, version_id=versions[2]["version_id"])
+        assert [c["source"] for c in old["cells"]] == ["x = 'agent'", "x = 1", "x = 2"]
+        assert old["source"] == "agent"
+        capped = await call_tool(
+            client, "get_document_version", path=path, version_id=versions[2]["version_id"], max_content_length=5
+        )
+        assert capped["truncated"] is True
+        assert sum(len(c["source"]) for c in capped["cells"]) == 5
+
+        message = await tool_error(client, "get_document_version", path=path, version_id="999999")
+        assert "get_document_history" in message
+        message = await tool_error(client, "get_document_version", path=path, version_id="latest")
+        assert "not a version id" in message
+
+
+async def test_restore_brings_back_old_content_and_reports_reverted_human_edits(
+    mcp_client: Any, make_notebook: Any, collaborator: Any
+) -> None:
+    path = make_notebook("restore.ipynb", THREE)
+    async with collaborator(path) as human, mcp_client() as client:
+        await call_tool(
+            client,
+            "batch_update_notebook_cells",
+            path=path,
+            exec=False,
+            updates=[{"cell_id": "c1", "content": "x = 'good'"}],
+        )
+        good = (await history(client, path))[0]["version_id"]
+        await call_tool(
+            client,
+            "batch_update_notebook_cells",
+            path=path,
+            exec=False,
+            updates=[{"cell_id": "c1", "content": "x = 'bad'"}],
+        )
+        await call_tool(client, "batch_delete_notebook_cells", path=path, cell_ids=["c0"])
+        await human.wait_until(lambda: human.ids() == ["c1", "c2"])
+        human.type_into(1, 0, "# human\n")
+        await asyncio.sleep(0.3)
+        result = await call_tool(client, "restore_document_version", path=path, version_id=good)
+        await human.wait_until(lambda: human.ids() == ["c0", "c1", "c2"])
+        assert human.sources() == ["x = 0", "x = 'good'", "x = 2"]
+        assert result["user_edits_reverted"] == ["c2"]
+        assert "c2" in result["note"]
+        assert result["version_id"] is not None
+        versions = await history(client, path)
+        assert versions[0]["source"] == "restore"
+        assert versions[0]["version_id"] == result["version_id"]
+        # restoring is itself a version: going back to before it returns the human's line
+        before = versions[1]["version_id"]
+        await call_tool(client, "restore_document_version", path=path, version_id=before)
+        await human.wait_until(lambda: human.sources() == ["x = 'bad'", "# human\nx = 2"])
+
+
+async def test_restore_keeps_concurrent_human_typing_elsewhere(
+    mcp_client: Any, make_notebook: Any, collaborator: Any
+) -> None:
+    path = make_notebook("concurrent.ipynb", THREE)
+    async with collaborator(path) as human, mcp_client() as client:
+        start = (await history(client, path))[0]["version_id"]
+        await call_tool(
+            client,
+            "batch_update_notebook_cells",
+            path=path,
+            exec=False,
+            updates=[{"cell_id": "c0", "content": "x = 'agent'"}],
+        )
+        await human.wait_until(lambda: human.sources()[0] == "x = 'agent'")
+        human.go_offline()
+        human.type_into(2, 0, "y = 1\n")  # concurrent with the restore: not on the server yet
+        await call_tool(client, "restore_document_version", path=path, version_id=start)
+        await human.go_online()
+        await human.wait_until(lambda: human.sources() == ["x = 0", "x = 1", "y = 1\nx = 2"])
+        agent_view = await call_tool(client, "get_notebook", path=path)
+        assert [c["source"] for c in agent_view["cells"]] == ["x = 0", "x = 1", "y = 1\nx = 2"]
+
+
+async def test_undo_takes_back_only_the_agents_own_edits(
+    mcp_client: Any, make_notebook: Any, collaborator: Any
+) -> None:
+    path = make_notebook("undo.ipynb", THREE)
+    async with collaborator(path) as human, mcp_client() as client, mcp_client() as other:
+        await call_tool(
+            client,
+            "batch_update_notebook_cells",
+            path=path,
+            exec=False,
+            updates=[{"cell_id": "c0", "content": "x = 'one'"}],
+        )
+        await call_tool(
+            other,
+            "batch_update_notebook_cells",
+            path=path,
+            exec=False,
+            updates=[{"cell_id": "c1", "content": "x = 'other agent'"}],
+        )
+        inserted = await call_tool(
+            client, "batch_insert_notebook_cells", path=path, exec=False, cells=[{"content": "new"}]
+        )
+        new_id = inserted["inserted"][0]["id"]
+        await human.wait_until(lambda: len(human.ids()) == 4)
+        human.type_into(2, 0, "# typed later\n")
+        await asyncio.sleep(0.3)
+        result = await call_tool(client, "undo_agent_edits", path=path, count=2)
+        assert result["undone"] == [f"inserted cell {new_id} at 3", "updated cell c0"]
+        assert result["removed_cells"] == [new_id]
+        assert result["remaining"] == 0
+        await human.wait_until(lambda: len(human.ids()) == 3)
+        assert human.sources() == ["x = 0", "x = 'other agent'", "# typed later\nx = 2"]
+        message = await tool_error(client, "undo_agent_edits", path=path)
+        assert "nothing of yours to undo" in message
+        versions = await history(client, path)
+        assert versions[0]["summary"].startswith("undid 2 edits")
+        # the other agent's edit is still its own to undo
+        await call_tool(other, "undo_agent_edits", path=path)
+        await human.wait_until(lambda: human.sources()[1] == "x = 1")
+
+
+async def test_text_document_history_restore_and_undo(mcp_client: Any, jp_root_dir: Any, collaborator: Any) -> None:
+    from pathlib import Path
+
+    Path(jp_root_dir, "notes.md").write_text("alpha\n")
+    async with collaborator("notes.md", "file") as human, mcp_client() as client:
+        await call_tool(client, "batch_insert_text", path="notes.md", operations=[{"text": "beta\n", "position": 6}])
+        first = (await history(client, "notes.md"))[0]
+        assert first["source"] == "agent"
+        await call_tool(client, "replace_document_text", path="notes.md", old_text="beta", new_text="gamma")
+        await human.wait_until(lambda: human.text() == "alpha\ngamma\n")
+        human.type_text(0, "# ")
+        await asyncio.sleep(0.3)
+        await call_tool(client, "undo_agent_edits", path="notes.md")
+        await human.wait_until(lambda: human.text() == "# alpha\nbeta\n")
+        old = await call_tool(client, "get_document_version", path="notes.md", version_id=first["version_id"])
+        assert old["content"] == "alpha\nbeta\n"
+        result = await call_tool(client, "restore_document_version", path="notes.md", version_id=first["version_id"])
+        assert result["user_edits_reverted"] == ["text"]
+        await human.wait_until(lambda: human.text() == "alpha\nbeta\n")
+
+
+async def test_fork_edits_are_invisible_until_merge_and_both_sides_survive(
+    mcp_client: Any, make_notebook: Any, collaborator: Any
+) -> None:
+    path = make_notebook("fork.ipynb", THREE)
+    async with collaborator(path) as human, mcp_client() as client:
+        fork = await call_tool(client, "fork_document", path=path, title="draft")
+        fork_id = fork["fork_id"]
+        await call_tool(
+            client,
+            "batch_update_notebook_cells",
+            path=path,
+            fork_id=fork_id,
+            updates=[{"cell_id": "c0", "content": "x = 'drafted'"}],
+        )
+        inserted = await call_tool(
+            client, "batch_insert_notebook_cells", path=path, fork_id=fork_id, cells=[{"content": "print('new')"}]
+        )
+        assert inserted["execution_skipped"].startswith("edits in a fork are not run")
+        in_fork = await call_tool(client, "get_notebook", path=path, fork_id=fork_id)
+        assert [c["source"] for c in in_fork["cells"]] == ["x = 'drafted'", "x = 1", "x = 2", "print('new')"]
+        # the room never saw the draft; meanwhile a person edits another cell
+        human.type_into(2, 0, "# mine\n")
+        await asyncio.sleep(0.3)
+        assert human.sources() == ["x = 0", "x = 1", "# mine\nx = 2"]
+        live = await call_tool(client, "get_notebook", path=path)
+        assert [c["source"] for c in live["cells"]] == ["x = 0", "x = 1", "# mine\nx = 2"]
+
+        merged = await call_tool(client, "merge_document_fork", path=path, fork_id=fork_id)
+        assert merged["merged"] is True
+        assert len(merged["edits"]) == 2
+        await human.wait_until(lambda: len(human.ids()) == 4)
+        assert human.sources() == ["x = 'drafted'", "x = 1", "# mine\nx = 2", "print('new')"]
+        versions = await history(client, path)
+        assert versions[0]["summary"].startswith("merged fork 'draft'")
+        # merged and discarded: the fork is gone, with a clear message
+        message = await tool_error(client, "get_notebook", path=path, fork_id=fork_id)
+        assert "create one with fork_document" in message
+
+
+async def test_synchronized_fork_follows_the_live_document_and_discard(
+    mcp_client: Any, jp_root_dir: Any, collaborator: Any
+) -> None:
+    from pathlib import Path
+
+    Path(jp_root_dir, "draft.txt").write_text("one\n")
+    async with collaborator("draft.txt", "file") as human, mcp_client() as client:
+        fork = await call_tool(client, "fork_document", path="draft.txt", synchronize=True)
+        human.type_text(0, "zero\n")
+        await asyncio.sleep(0.3)
+        seen = await call_tool(client, "get_document", path="draft.txt", fork_id=fork["fork_id"])
+        assert seen["content"] == "zero\none\n"
+        await call_tool(
+            client,
+            "batch_insert_text",
+            path="draft.txt",
+            fork_id=fork["fork_id"],
+            operations=[{"text": "two\n", "position": 9}],
+        )
+        await asyncio.sleep(0.2)
+        assert human.text() == "zero\none\n"
+        listed = await call_tool(client, "list_document_forks", path="draft.txt")
+        assert [f["fork_id"] for f in listed["forks"]] == [fork["fork_id"]]
+        await call_tool(client, "discard_document_fork", path="draft.txt", fork_id=fork["fork_id"])
+        assert (await call_tool(client, "list_document_forks"))["forks"] == []
+        assert "no fork" in await tool_error(client, "merge_document_fork", path="draft.txt", fork_id=fork["fork_id"])
+        assert human.text() == "zero\none\n"
+
+
+class TestBounds:
+    @pytest.fixture
+    def mcp_config(self) -> dict[str, Any]:
+        return {"max_history_updates": 40, "max_forks": 3, "fork_ttl": 0.6}
+
+    async def test_history_and_forks_stay_within_their_bounds(self, mcp_client: Any, make_notebook: Any) -> None:
+        path = make_notebook("stress.ipynb", THREE)
+        async with mcp_client() as client:
+            for n in range(120):
+                await call_tool(
+                    client,
+                    "batch_update_notebook_cells",
+                    path=path,
+                    exec=False,
+                    updates=[{"cell_id": "c0", "content": f"x = {n}"}],
+                )
+            await asyncio.sleep(0.3)
+            result = await call_tool(client, "get_document_history", path=path, limit=1000)
+            assert result["total"] <= 40
+            oldest = result["versions"][-1]
+            assert oldest["summary"] == "older history (squashed)"
+            assert result["versions"][0]["summary"] == "updated cell c0"
+            # the squashed base still replays: the oldest version holds a consistent notebook
+            old = await call_tool(client, "get_document_version", path=path, version_id=oldest["version_id"])
+            assert [c["id"] for c in old["cells"]] == ["c0", "c1", "c2"]
+            second = result["versions"][-2]
+            restored = await call_tool(client, "restore_document_version", path=path, version_id=second["version_id"])
+            assert restored["changes"]
+
+            forks = [await call_tool(client, "fork_document", path=path) for _ in range(3)]
+            message = await tool_error(client, "fork_document", path=path)
+            assert "merge or discard" in message
+            await asyncio.sleep(1.2)  # unused forks expire
+            assert (await call_tool(client, "list_document_forks"))["forks"] == []
+            assert "expired" in await tool_error(client, "get_notebook", path=path, fork_id=forks[0]["fork_id"])
+            await call_tool(client, "fork_document", path=path)
