@@ -293,3 +293,48 @@ class TestBounds:
             assert (await call_tool(client, "list_document_forks"))["forks"] == []
             assert "expired" in await tool_error(client, "get_notebook", path=path, fork_id=forks[0]["fork_id"])
             await call_tool(client, "fork_document", path=path)
+
+
+class TestReopen:
+    @pytest.fixture
+    def mcp_config(self) -> dict[str, Any]:
+        return {"room_idle_timeout": 0.3}
+
+    async def test_history_survives_the_room_closing_and_reopening(
+        self, mcp_client: Any, make_notebook: Any, jp_serverapp: Any
+    ) -> None:
+        path = make_notebook("reopen.ipynb", THREE)
+        rooms = jp_serverapp.extension_manager.extension_points["jupyter_notebook_mcp"].app.rooms
+        async with mcp_client() as client:
+            await call_tool(
+                client,
+                "batch_update_notebook_cells",
+                path=path,
+                exec=False,
+                updates=[{"cell_id": "c1", "content": "a"}],
+            )
+            first = (await history(client, path))[0]
+            for _ in range(40):  # the idle room we opened is saved and closed
+                await asyncio.sleep(0.1)
+                if rooms.info(path, "notebook") is None:
+                    break
+            assert rooms.info(path, "notebook") is None
+            assert (await history(client, path))[0] == first  # read from the store, no room needed
+            await call_tool(
+                client,
+                "batch_update_notebook_cells",
+                path=path,
+                exec=False,
+                updates=[{"cell_id": "c1", "content": "b"}],
+            )
+            versions = await history(client, path)
+            assert [v["summary"] for v in versions[:2]] == ["updated cell c1", "updated cell c1"]
+            assert versions[1]["version_id"] == first["version_id"]
+            assert "nothing of yours to undo" not in await tool_error(client, "undo_agent_edits", path=path, count=0)
+            # the undo stack went with the old room; restoring the version before works from the store
+            await call_tool(client, "undo_agent_edits", path=path)
+            message = await tool_error(client, "undo_agent_edits", path=path)
+            assert "restore_document_version" in message
+            await call_tool(client, "restore_document_version", path=path, version_id=versions[-1]["version_id"])
+            data = await call_tool(client, "get_notebook", path=path)
+            assert [c["source"] for c in data["cells"]] == ["x = 0", "x = 1", "x = 2"]

@@ -169,7 +169,7 @@ class RoomsAdapter:
             )
         if file_id is None or not await asyncio.to_thread(os.path.exists, db_path):
             return []
-        for _ in range(100):  # agent updates are written to the store a moment after their transaction
+        for _ in range(300):  # agent updates are written to the store a moment after their transaction
             if not self.recorder.has_pending():
                 break
             await asyncio.sleep(0.01)
@@ -182,6 +182,8 @@ class RoomsAdapter:
         kind, _, rest = key.lstrip(".").partition(":")
         prefix = _ROOM_PREFIX.get("notebook" if kind == "notebook" else "file")
         room = self._room(f"{prefix}:{rest.removesuffix('.y')}")
+        if room is None:
+            return None  # written while the room initializes (its load or reload): nobody is in it yet
         own = getattr(getattr(room, "ydoc", None), "client_id", None)
         if client_ids and own is not None and set(client_ids) <= {own}:
             return None
@@ -300,6 +302,14 @@ class RoomsAdapter:
         if document is None:
             raise Unavailable(f"collaboration could not open a room for {path!r}")
         self.recorder.attach(document.ydoc)
+        room = ydoc.ywebsocket_server.rooms.get(room_id)
+        observed = getattr(room, "ydoc_observed", None)
+        if observed is not None and not observed.is_set():
+            # A room just opened starts forwarding updates to its YStore a moment after it is ready: an
+            # edit made before that would be missing from history (and the store would then disagree
+            # with the file when the room reopens). Wait for it.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(observed.wait(), 5.0)
         if not existed:
             self._opened[room_id] = time.monotonic()
             self._start_janitor()

@@ -15,6 +15,7 @@ import hashlib
 import json
 import logging
 import sqlite3
+import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
@@ -30,6 +31,7 @@ log = logging.getLogger(__name__)
 
 #: YStore row keys as jupyter-collaboration builds them, by room kind.
 _STORE_TYPE = {"notebook": "notebook", "file": "file"}
+_PENDING_WAIT = 3.0  # seconds a history read waits at most for an agent update to be stored
 _MAX_PENDING = 2000  # agent updates waiting for the store (written within milliseconds normally)
 
 
@@ -54,7 +56,7 @@ class HistoryRecorder:
         self._users = users  # (store key, client ids) -> names of the people behind them; None: the server's own
         self._in_flight = 0
         self._observed: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
-        self._pending: OrderedDict[bytes, dict[str, Any]] = OrderedDict()
+        self._pending: OrderedDict[bytes, tuple[dict[str, Any], float]] = OrderedDict()
 
     def attach(self, ydoc: Any) -> None:
         """Observe ``ydoc`` (idempotent): cheap enough to call on every document access."""
@@ -68,33 +70,41 @@ class HistoryRecorder:
             if edit is None:
                 return
             actor = edit.actor
-            self._pending[_digest(event.update)] = {
+            meta = {
                 "source": edit.source,
                 "author": getattr(actor, "name", None) or "jupyter-notebook-mcp",
                 "actor": getattr(actor, "key", None),
                 "summary": edit.summary,
             }
+            self._pending[_digest(event.update)] = (meta, time.monotonic())
             while len(self._pending) > _MAX_PENDING:
                 self._pending.popitem(last=False)
 
         self._observed[ydoc] = ydoc.observe(on_update)
 
     def has_pending(self) -> bool:
-        """Whether agent updates are still on their way into the store (history reads wait for them)."""
-        return bool(self._pending) or self._in_flight > 0
+        """Whether agent updates are still on their way into the store (history reads wait for them).
 
-    def metadata_for(self, key: str, update: bytes) -> bytes:
+        Entries older than a few seconds are not waited for: their room had no store, or its write failed.
+        """
+        if self._in_flight > 0:
+            return True
+        now = time.monotonic()
+        return any(now - since < _PENDING_WAIT for _, since in self._pending.values())
+
+    def metadata_for(self, key: str, update: bytes) -> tuple[bytes, bool]:
         """The metadata row for ``update`` about to be stored under YStore key ``key``.
 
         Updates nobody recorded are people's, unless only the server's own client wrote them: those
         are the room's bookkeeping (the saved/dirty flag), which history does not list as versions.
         """
-        meta = self._pending.pop(_digest(update), None)
+        entry = self._pending.pop(_digest(update), None)
+        meta = entry[0] if entry is not None else None
         if meta is None:
             ids = client_ids(update)
             authors = self._users(key, ids) if ids or len(update) > 2 else None  # b"\0\0": an empty update
             meta = {"source": "server"} if authors is None else {"source": "user", "authors": authors}
-        return json.dumps(meta, separators=(",", ":")).encode()
+        return json.dumps(meta, separators=(",", ":")).encode(), entry is not None
 
     def writing(self, delta: int) -> None:
         self._in_flight += delta
@@ -149,23 +159,26 @@ def configure_store_class(base: type, config: Any, recorder: HistoryRecorder, ma
             return self._mcp_metadata
 
         async def write(self, data: bytes) -> None:
-            recorder.writing(+1)
-            try:
-                async with self._mcp_lock:
-                    try:
-                        self._mcp_metadata = recorder.metadata_for(self.path, data)
-                    except Exception:  # provenance is best effort; the update itself must be stored
-                        log.exception("recording provenance failed")
-                        self._mcp_metadata = b""
-                    await super().write(data)
+            async with self._mcp_lock:
+                agent = False
+                try:
+                    self._mcp_metadata, agent = recorder.metadata_for(self.path, data)
+                except Exception:  # provenance is best effort; the update itself must be stored
+                    log.exception("recording provenance failed")
                     self._mcp_metadata = b""
-                    if max_updates and hasattr(self, "_db"):
-                        try:
-                            await self._mcp_bound()
-                        except Exception:
-                            log.exception("bounding the history of %s failed", self.path)
-            finally:
-                recorder.writing(-1)
+                if agent:
+                    recorder.writing(+1)
+                try:
+                    await super().write(data)
+                finally:
+                    self._mcp_metadata = b""
+                    if agent:
+                        recorder.writing(-1)
+                if max_updates and hasattr(self, "_db"):
+                    try:
+                        await self._mcp_bound()
+                    except Exception:
+                        log.exception("bounding the history of %s failed", self.path)
 
         async def _mcp_bound(self) -> None:
             if self._mcp_rows is None:
