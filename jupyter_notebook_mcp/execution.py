@@ -54,9 +54,19 @@ class ExecutionService:
         return await self.kernels.ensure_kernel(path, spec.get("name") if isinstance(spec, dict) else None)
 
     async def run_cells(
-        self, path: str, cell_ids: list[str], *, timeout: float, stop_on_error: bool, progress: Progress | None = None
+        self,
+        path: str,
+        cell_ids: list[str],
+        *,
+        timeout: float,
+        stop_on_error: bool,
+        progress: Progress | None = None,
+        actor: Any = None,
     ) -> list[CellRun]:
-        """Run code cells in order; stop after the first failing one when ``stop_on_error``."""
+        """Run code cells in order; stop after the first failing one when ``stop_on_error``.
+
+        ``actor`` (who asked) is the author of the output writes in history and activity.
+        """
         view = await self.rooms.notebook(path)
         codes = []
         for cell_id in cell_ids:
@@ -67,22 +77,29 @@ class ExecutionService:
         kernel = await self.kernel(path)
         runs: list[CellRun] = []
         for cell_id, code in codes:
-            run = await self._run_one(path, kernel, cell_id, code, timeout, progress)
+            run = await self._run_one(path, kernel, cell_id, code, timeout, progress, actor)
             runs.append(run)
             if stop_on_error and run.status != "ok":
                 break
         return runs
 
     async def _run_one(
-        self, path: str, kernel: Kernel, cell_id: str, code: str, timeout: float, progress: Progress | None
+        self,
+        path: str,
+        kernel: Kernel,
+        cell_id: str,
+        code: str,
+        timeout: float,
+        progress: Progress | None,
+        actor: Any = None,
     ) -> CellRun:
         state = RunState(cell_id)
         async with self.kernels.lock(kernel.id):
-            begin(await self.rooms.notebook(path), state)
+            begin(await self.rooms.notebook(path, actor), state)
 
             async def on_output(kind: str, content: dict[str, Any]) -> None:
                 with contextlib.suppress(NotFound):  # the cell was deleted mid-run: keep running, stop writing
-                    write(await self.rooms.notebook(path), state, kind, content)
+                    write(await self.rooms.notebook(path, actor), state, kind, content)
                 if progress is not None and kind != "clear_output":
                     await progress(state.outputs_written, f"{kind} from cell {cell_id}")
 
@@ -96,7 +113,7 @@ class ExecutionService:
             finally:
                 # Also after a cancellation (anyio re-cancels every await): the cell must not stay "running".
                 with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
-                    end(await self.rooms.notebook(path), state, count)
+                    end(await self.rooms.notebook(path, actor), state, count)
         view = await self.rooms.notebook(path)
         try:
             outputs = view.cell(view.resolve(cell_id=cell_id)).outputs

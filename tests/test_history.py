@@ -338,3 +338,23 @@ class TestReopen:
             await call_tool(client, "restore_document_version", path=path, version_id=versions[-1]["version_id"])
             data = await call_tool(client, "get_notebook", path=path)
             assert [c["source"] for c in data["cells"]] == ["x = 0", "x = 1", "x = 2"]
+
+
+async def test_an_execution_is_one_version_by_its_agent(mcp_client: Any, make_notebook: Any) -> None:
+    path = make_notebook("run.ipynb", THREE)
+    async with mcp_client() as client:
+        code = "for i in range(5):\n    print(i, flush=True)"
+        inserted = await call_tool(client, "batch_insert_notebook_cells", path=path, cells=[{"content": code}])
+        assert inserted["executions"][0]["status"] == "ok"
+        cell_id = inserted["inserted"][0]["id"]
+        versions = await history(client, path)
+        runs = [v for v in versions if v["summary"] == f"ran cell {cell_id}"]
+        assert len(runs) == 1, versions
+        assert runs[0]["source"] == "agent"
+        assert runs[0]["changes"] >= 2  # running, outputs and the count folded into one version
+        insert = versions[versions.index(runs[0]) + 1]
+        assert insert["summary"].startswith("inserted cell")
+        assert runs[0]["author"] == insert["author"] != ""
+        # outputs are not the agent's edits to undo: undo takes back the insert itself
+        result = await call_tool(client, "undo_agent_edits", path=path)
+        assert result["undone"][0].startswith("inserted cell")

@@ -60,7 +60,9 @@ async def run_after_edit(
     code_ids = [cid for cid in cell_ids if view.cell(view.resolve(cell_id=cid)).cell_type == "code"]
     if not code_ids:
         return [], None
-    runs = await b.execution.run_cells(path, code_ids, timeout=30, stop_on_error=True, progress=progress_reporter(ctx))
+    runs = await b.execution.run_cells(
+        path, code_ids, timeout=30, stop_on_error=True, progress=progress_reporter(ctx), actor=b.actors.of(ctx)
+    )
     return results(runs), None
 
 
@@ -88,7 +90,7 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
         view = await b.rooms.notebook(path)
         target = view.ids[view.resolve(cell_id, index)]
         runs = await b.execution.run_cells(
-            path, [target], timeout=timeout, stop_on_error=True, progress=progress_reporter(ctx)
+            path, [target], timeout=timeout, stop_on_error=True, progress=progress_reporter(ctx), actor=b.actors.of(ctx)
         )
         return with_images(results(runs)[0], runs)  # type: ignore[return-value]
 
@@ -120,7 +122,12 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
                 raise InvalidArgument(f"end_index {end} must be between {start} and {view.cell_count}")
             targets = [c.id for c in view.cells(range(start, end)) if c.cell_type == "code"]
         runs = await b.execution.run_cells(
-            path, targets, timeout=timeout, stop_on_error=stop_on_error, progress=progress_reporter(ctx)
+            path,
+            targets,
+            timeout=timeout,
+            stop_on_error=stop_on_error,
+            progress=progress_reporter(ctx),
+            actor=b.actors.of(ctx),
         )
         return with_images(ExecutionList(executions=results(runs)), runs)  # type: ignore[return-value]
 
@@ -142,7 +149,12 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
             view = await b.rooms.notebook(path)
             targets = [c.id for c in view.cells(range(view.cell_count)) if c.cell_type == "code"]
             runs = await b.execution.run_cells(
-                path, targets, timeout=timeout, stop_on_error=True, progress=progress_reporter(ctx)
+                path,
+                targets,
+                timeout=timeout,
+                stop_on_error=True,
+                progress=progress_reporter(ctx),
+                actor=b.actors.of(ctx),
             )
         info = KernelInfo(name=kernel.name, id=kernel.id, state=kernel.state)
         return KernelResult(kernel=info, executions=results(runs))
