@@ -27,6 +27,7 @@ from .forks import ForkService
 from .handlers import MCPHandler
 from .history import HistoryService
 from .kernels import KernelsAdapter
+from .presence import PresenceService
 from .rooms import RoomsAdapter
 from .server import build_server, build_session_manager, register_subscriptions
 from .sessions import ManagerRunner
@@ -185,6 +186,19 @@ class JupyterNotebookMCP(ExtensionApp):
         Default: "".""",
     ).tag(config=True)
 
+    presence_timeout = Float(
+        60.0,
+        help="""Seconds without a call after which an agent leaves the collaborator lists of the documents
+        it worked in (it leaves at once when its MCP session ends; stateless clients have no session end).
+        It reappears on its next edit or cursor move. 0: stay until the session ends. Default: 60.""",
+    ).tag(config=True)
+
+    max_activity_entries = Int(
+        1000,
+        help="""Agent activities (edits, executions, broadcasts) kept in memory for get_user_activity; the
+        oldest are dropped first. Default: 1000.""",
+    ).tag(config=True)
+
     enable_test_fixtures = Bool(
         False,
         help="""Register the MCP conformance suite's fixture tools (test_reconnection). For testing
@@ -221,6 +235,12 @@ class JupyterNotebookMCP(ExtensionApp):
         self.kernels = KernelsAdapter(self.serverapp)
         self.actors = Actors(agent_name=self.agent_name)
         self.actors.on_end(self.history.undo.forget)
+        self.presence = PresenceService(
+            self.rooms, timeout=self.presence_timeout, max_activities=self.max_activity_entries
+        )
+        self.actors.on_end(self.presence.ended)
+        if getattr(self.rooms, "journal", None) is not None:
+            self.rooms.journal.on_edit(self.presence.edited)
         backends = Backends(
             contents=contents,
             rooms=self.rooms,
@@ -236,6 +256,7 @@ class JupyterNotebookMCP(ExtensionApp):
             actors=self.actors,
             history=self.history,
             forks=self.forks,
+            presence=self.presence,
         )
         self.mcp_server, self.tool_names = build_server(
             backends,
@@ -297,4 +318,5 @@ class JupyterNotebookMCP(ExtensionApp):
         await self.subscriptions.close()
         await self.kernels.close()
         await self.forks.close()
+        await self.presence.close()
         await self.rooms.close()

@@ -18,6 +18,7 @@ from .event_store import MemoryEventStore
 from .resources import register_resources
 from .sessions import ScopedSessionManager
 from .subscriptions import SubscriptionManager
+from .tools.awareness import awareness_tools
 from .tools.documents import document_tools
 from .tools.execution import execution_tools
 from .tools.forks import fork_tools
@@ -64,6 +65,7 @@ def tool_specs(backends: Backends) -> list[ToolSpec]:
         *text_tools(backends),
         *history_tools(backends),
         *fork_tools(backends),
+        *awareness_tools(backends),
     ]
 
 

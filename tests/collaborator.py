@@ -15,7 +15,17 @@ from typing import Any
 from urllib.parse import quote
 
 from jupyter_ydoc import YNotebook, YUnicode
-from pycrdt import Doc, Provider, Text
+from pycrdt import (
+    Assoc,
+    Awareness,
+    Doc,
+    Provider,
+    StickyIndex,
+    Text,
+    YMessageType,
+    create_awareness_message,
+    read_message,
+)
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
@@ -23,9 +33,10 @@ from tornado.websocket import WebSocketClientConnection, websocket_connect
 class _Channel:
     """pycrdt's Channel protocol over a Tornado websocket client."""
 
-    def __init__(self, ws: WebSocketClientConnection, path: str) -> None:
+    def __init__(self, ws: WebSocketClientConnection, path: str, on_awareness: Callable[[bytes], None]) -> None:
         self._ws = ws
         self._path = path
+        self._on_awareness = on_awareness
         self.held: list[bytes] | None = None
 
     @property
@@ -36,10 +47,16 @@ class _Channel:
         return self
 
     async def __anext__(self) -> bytes:
-        message = await self._ws.read_message()
-        if message is None:
-            raise StopAsyncIteration
-        return message if isinstance(message, bytes) else message.encode()
+        while True:
+            message = await self._ws.read_message()
+            if message is None:
+                raise StopAsyncIteration
+            data = message if isinstance(message, bytes) else message.encode()
+            if data[:1] == bytes([YMessageType.AWARENESS]):
+                # pycrdt's Provider ignores awareness: feed it to the collaborator's own Awareness.
+                self._on_awareness(read_message(data[1:]))
+                continue
+            return data
 
     async def send(self, message: bytes) -> None:
         if self.held is not None:  # offline: the server has not seen these edits yet
@@ -69,6 +86,8 @@ class Collaborator:
         self.document: Any = YNotebook(self.doc) if kind == "notebook" else YUnicode(self.doc)
         self.changes = 0
         self._changed = asyncio.Event()
+        self.awareness = Awareness(self.doc)
+        self._aware = asyncio.Event()
         self._subscription: Any = None
         self._task: asyncio.Task[None] | None = None
         self._ws: WebSocketClientConnection | None = None
@@ -88,7 +107,7 @@ class Collaborator:
         url = f"{ws_root}{self.base_url}api/collaboration/room/{self.room_id}?sessionId={session['sessionId']}"
         self._ws = await websocket_connect(HTTPRequest(url, headers=headers))
         self._subscription = self.doc.observe(self._on_change)
-        self.channel = _Channel(self._ws, self.room_id)
+        self.channel = _Channel(self._ws, self.room_id, self._on_awareness)
         self.provider = Provider(self.doc, self.channel)
         self._task = asyncio.ensure_future(self.provider.start())
         await asyncio.wait_for(self.provider.started.wait(), 10)
@@ -110,6 +129,71 @@ class Collaborator:
     def _on_change(self, event: Any) -> None:
         self.changes += 1
         self._changed.set()
+
+    def _on_awareness(self, update: bytes) -> None:
+        self.awareness.apply_awareness_update(update, "remote")
+        self._aware.set()
+
+    # -- awareness ------------------------------------------------------------------------------------
+    def others(self) -> dict[int, dict[str, Any]]:
+        """Awareness states of everyone else in the room (browsers and agents), by client id."""
+        return {cid: s for cid, s in self.awareness.states.items() if cid != self.awareness.client_id and s}
+
+    def agents(self) -> list[dict[str, Any]]:
+        return [s for s in self.others().values() if "agent" in s]
+
+    async def wait_awareness(self, predicate: Callable[[], Any], limit: float = 5.0) -> Any:
+        """``predicate()``'s first truthy value, re-checked on every awareness message received."""
+        started = time.perf_counter()
+        while not (value := predicate()):
+            remaining = limit - (time.perf_counter() - started)
+            if remaining <= 0:
+                raise AssertionError(f"awareness never matched within {limit}s: {self.others()}")
+            self._aware.clear()
+            try:
+                await asyncio.wait_for(self._aware.wait(), min(remaining, 0.1))
+            except TimeoutError:
+                pass
+        return value
+
+    async def set_awareness(self, state: dict[str, Any] | None) -> None:
+        """Publish this person's awareness state (user, cursors, autosave) as JupyterLab does."""
+        self.awareness.set_local_state(state)
+        update = self.awareness.encode_awareness_update([self.awareness.client_id])
+        assert self._ws is not None
+        await self._ws.write_message(create_awareness_message(update), binary=True)
+
+    def _ytext(self, index: int | None) -> Any:
+        return self.doc.get("source", type=Text) if index is None else self.document.ycells[index]["source"]
+
+    def relative(self, index: int | None, position: int) -> dict[str, Any]:
+        """A Yjs relative position (all four keys) at character ``position`` of cell ``index`` (None: the file)."""
+        ytext = self._ytext(index)
+        text = str(ytext)
+        units = len(text[:position].encode("utf-16-le")) // 2
+        length = len(text.encode("utf-16-le")) // 2
+        sticky = (
+            StickyIndex.new(ytext, units, Assoc.AFTER)
+            if units < length
+            else StickyIndex.new(ytext, length, Assoc.BEFORE)
+        ).to_json()
+        return {k: sticky.get(k) for k in ("type", "tname", "item")} | {"assoc": sticky.get("assoc", 0)}
+
+    def locate(self, relative: dict[str, Any]) -> tuple[int | None, int]:
+        """(cell index or None, character offset) of a relative position, found by brute force over every
+        position of every cell: independent of the server's decoding."""
+        texts = (
+            [(None, self._ytext(None))]
+            if self.kind != "notebook"
+            else list(enumerate(self.document.ycells[i]["source"] for i in range(self.document.cell_number)))
+        )
+        for index, ytext in texts:
+            text = str(ytext)
+            for position in range(len(text) + 1):
+                wanted = {k: relative.get(k) for k in ("type", "tname", "item", "assoc")}
+                if self.relative(index, position) == wanted:
+                    return index, position
+        raise AssertionError(f"relative position {relative} is in no cell")
 
     # -- reading the replica ------------------------------------------------------------------------
     def text(self) -> str:

@@ -51,6 +51,7 @@ class Backends:
     actors: Actors = field(default_factory=Actors)
     history: Any = None  # jupyter_notebook_mcp.history.HistoryService
     forks: Any = None  # jupyter_notebook_mcp.forks.ForkService
+    presence: Any = None  # jupyter_notebook_mcp.presence.PresenceService
 
 
 @dataclass(frozen=True)
