@@ -355,6 +355,10 @@ async def test_an_execution_is_one_version_by_its_agent(mcp_client: Any, make_no
         insert = versions[versions.index(runs[0]) + 1]
         assert insert["summary"].startswith("inserted cell")
         assert runs[0]["author"] == insert["author"] != ""
+        activity = await call_tool(client, "get_user_activity", document_path=path)
+        kinds = [(a["type"], a["description"]) for a in activity["activities"]]
+        assert kinds[0] == ("execution", f"ran cell {cell_id} [1]: ok")
+        assert kinds[1][0] == "edit" and kinds[1][1].startswith("inserted cell")
         # outputs are not the agent's edits to undo: undo takes back the insert itself
         result = await call_tool(client, "undo_agent_edits", path=path)
         assert result["undone"][0].startswith("inserted cell")

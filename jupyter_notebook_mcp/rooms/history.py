@@ -154,15 +154,28 @@ def configure_store_class(base: type, config: Any, recorder: HistoryRecorder, ma
             self._mcp_lock = anyio.Lock()
             self._mcp_metadata = b""
             self._mcp_rows: int | None = None  # rows of this document, counted once then tracked
+            self._mcp_state_write = False
 
         async def get_metadata(self) -> bytes:
             return self._mcp_metadata
+
+        async def encode_state_as_update(self, ydoc: Any) -> None:
+            # The room stores its whole state when it loads (or reloads a file changed on disk): that is
+            # the room's own row, whoever's clients the state contains.
+            self._mcp_state_write = True
+            try:
+                await super().encode_state_as_update(ydoc)
+            finally:
+                self._mcp_state_write = False
 
         async def write(self, data: bytes) -> None:
             async with self._mcp_lock:
                 agent = False
                 try:
-                    self._mcp_metadata, agent = recorder.metadata_for(self.path, data)
+                    if self._mcp_state_write:
+                        self._mcp_metadata = b'{"source":"server","kind":"load"}'
+                    else:
+                        self._mcp_metadata, agent = recorder.metadata_for(self.path, data)
                 except Exception:  # provenance is best effort; the update itself must be stored
                     log.exception("recording provenance failed")
                     self._mcp_metadata = b""

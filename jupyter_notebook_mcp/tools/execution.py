@@ -41,6 +41,21 @@ def results(runs: list[CellRun]) -> list[ExecutionResult]:
     ]
 
 
+async def run_cells(
+    b: Backends, ctx: Context, path: str, cell_ids: list[str], *, timeout: float, stop_on_error: bool
+) -> list[CellRun]:
+    """Run cells as the caller (the author of the outputs in history) and log each run as its activity."""
+    actor = b.actors.of(ctx)
+    runs = await b.execution.run_cells(
+        path, cell_ids, timeout=timeout, stop_on_error=stop_on_error, progress=progress_reporter(ctx), actor=actor
+    )
+    if b.presence is not None:
+        for run in runs:
+            count = f" [{run.execution_count}]" if run.execution_count is not None else ""
+            b.presence.record(actor, "execution", path, f"ran cell {run.id}{count}: {run.status}")
+    return runs
+
+
 async def run_after_edit(
     b: Backends, ctx: Context, path: str, cell_ids: list[str], fork_id: str | None = None
 ) -> tuple[list[ExecutionResult] | None, str | None]:
@@ -60,9 +75,7 @@ async def run_after_edit(
     code_ids = [cid for cid in cell_ids if view.cell(view.resolve(cell_id=cid)).cell_type == "code"]
     if not code_ids:
         return [], None
-    runs = await b.execution.run_cells(
-        path, code_ids, timeout=30, stop_on_error=True, progress=progress_reporter(ctx), actor=b.actors.of(ctx)
-    )
+    runs = await run_cells(b, ctx, path, code_ids, timeout=30, stop_on_error=True)
     return results(runs), None
 
 
@@ -89,9 +102,7 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
         path = await b.contents.require(path, "notebook")
         view = await b.rooms.notebook(path)
         target = view.ids[view.resolve(cell_id, index)]
-        runs = await b.execution.run_cells(
-            path, [target], timeout=timeout, stop_on_error=True, progress=progress_reporter(ctx), actor=b.actors.of(ctx)
-        )
+        runs = await run_cells(b, ctx, path, [target], timeout=timeout, stop_on_error=True)
         return with_images(results(runs)[0], runs)  # type: ignore[return-value]
 
     async def batch_execute_notebook_cells(
@@ -121,13 +132,13 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
             if end < start or end > view.cell_count:
                 raise InvalidArgument(f"end_index {end} must be between {start} and {view.cell_count}")
             targets = [c.id for c in view.cells(range(start, end)) if c.cell_type == "code"]
-        runs = await b.execution.run_cells(
+        runs = await run_cells(
+            b,
+            ctx,
             path,
             targets,
             timeout=timeout,
             stop_on_error=stop_on_error,
-            progress=progress_reporter(ctx),
-            actor=b.actors.of(ctx),
         )
         return with_images(ExecutionList(executions=results(runs)), runs)  # type: ignore[return-value]
 
@@ -148,13 +159,13 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
         if exec:
             view = await b.rooms.notebook(path)
             targets = [c.id for c in view.cells(range(view.cell_count)) if c.cell_type == "code"]
-            runs = await b.execution.run_cells(
+            runs = await run_cells(
+                b,
+                ctx,
                 path,
                 targets,
                 timeout=timeout,
                 stop_on_error=True,
-                progress=progress_reporter(ctx),
-                actor=b.actors.of(ctx),
             )
         info = KernelInfo(name=kernel.name, id=kernel.id, state=kernel.state)
         return KernelResult(kernel=info, executions=results(runs))
