@@ -199,6 +199,12 @@ class PresenceService:
         for presence in self.rooms_of(actor):
             self._remove(presence)
         self._agents.pop(actor.key, None)
+        self._forget_ids(actor.key)
+
+    def _forget_ids(self, key: str) -> None:
+        """Drop an agent's synthetic client ids once it is gone (their removal has been sent already)."""
+        for id_key in [k for k in self._ids if k[0] == key]:
+            self._clocks.pop(self._ids.pop(id_key), None)
 
     # -- activity ---------------------------------------------------------------------------------
     def record(
@@ -341,6 +347,7 @@ class PresenceService:
                     self._remove(presence)
                 if agent.actor.session_id is None:
                     del self._agents[key]  # stateless actors have no end: forget them once idle
+                    self._forget_ids(key)
         for presence in list(self._presences.values()):
             room = aw.room(self.rooms, presence.room_id)
             if room is None:
