@@ -31,6 +31,8 @@ async def test_history_lists_agent_and_human_versions_in_order(
             updates=[{"cell_id": "c0", "content": "x = 'agent'"}],
         )
         await human.wait_until(lambda: human.sources()[0] == "x = 'agent'")
+        await human.set_awareness({"user": {"username": "alice", "display_name": "Alice Doe"}, "autosave": True})
+        await asyncio.sleep(0.2)
         human.type_into(2, 4, "40 + ")
         await asyncio.sleep(0.3)
         await call_tool(
@@ -42,7 +44,8 @@ async def test_history_lists_agent_and_human_versions_in_order(
         assert newest["summary"].startswith("inserted 2 cells")
         assert newest["author"]  # the client's name
         assert versions[1]["source"] == "user"
-        assert "change" in versions[1]["summary"]
+        assert versions[1]["author"] == "Alice Doe"  # from the room's awareness
+        assert versions[1]["summary"] == "1 change by Alice Doe"
         assert versions[2]["source"] == "agent"
         assert versions[2]["summary"] == "updated cell c0"
         assert versions[-1]["summary"] == "content as loaded from the file"
