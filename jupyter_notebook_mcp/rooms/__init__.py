@@ -24,7 +24,7 @@ from pycrdt import Array, Map, Text
 from ..errors import InvalidArgument, Unavailable
 from .cellindex import CellIndex
 from .edits import Edit, EditJournal
-from .history import HistoryRecorder, Row, configure_store_class, read_rows, store_key
+from .history import HistoryRecorder, MetadataCache, Row, configure_store_class, read_rows, store_key
 from .notebook import AGENT_ORIGIN, CellChange, CellData, NewCell, NotebookView
 from .textdoc import TextOp, TextView
 
@@ -93,6 +93,7 @@ class RoomsAdapter:
         self.journal = EditJournal()
         self.recorder = HistoryRecorder(self.journal, self._authors)
         self._db_path: str | None = None
+        self._metadata = MetadataCache()
         self._ystore_configured = False
         self._indexes: dict[str, tuple[Any, CellIndex]] = {}
         self._opened: dict[str, float] = {}  # rooms we created -> last use (monotonic)
@@ -174,6 +175,8 @@ class RoomsAdapter:
                 break
             await asyncio.sleep(0.01)
         key = store_key(kind, file_id)
+        if upto is None and not updates:
+            return await asyncio.to_thread(self._metadata.read, db_path, key)
         return await asyncio.to_thread(read_rows, db_path, key, upto=upto, updates=updates)
 
     def _authors(self, key: str, client_ids: list[int]) -> list[str] | None:

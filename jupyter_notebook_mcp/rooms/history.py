@@ -15,6 +15,7 @@ import hashlib
 import json
 import logging
 import sqlite3
+import threading
 import time
 import weakref
 from collections import OrderedDict
@@ -268,6 +269,56 @@ def read_rows(db_path: str, key: str, *, upto: int | None = None, updates: bool 
         raise
     finally:
         connection.close()
+
+
+class MetadataCache:
+    """Each document's metadata rows, kept and extended by what was added since (listing reads only that).
+
+    A count check catches squashes (rows deleted or rewritten): then the document is read again in full.
+    Bounded to the ``size`` documents read last.
+    """
+
+    def __init__(self, size: int = 32) -> None:
+        self.size = size
+        self._rows: OrderedDict[str, list[Row]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def read(self, db_path: str, key: str) -> list[Row]:
+        """Rows of one document, oldest first (runs in a worker thread)."""
+        with self._lock:
+            cached = self._rows.get(key)
+        connection = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5.0)
+        try:
+            (count,) = connection.execute("SELECT COUNT(*) FROM yupdates WHERE path = ?", (key,)).fetchone()
+            rows: list[Row] | None = None
+            if cached is not None:
+                last = cached[-1] if cached else None
+                cursor = connection.execute(
+                    "SELECT rowid, metadata, timestamp FROM yupdates WHERE path = ? AND rowid > ? "
+                    "ORDER BY timestamp, rowid",
+                    (key, last.rowid if last else 0),
+                )
+                new = [Row(r[0], r[2], _metadata(r[1])) for r in cursor]
+                in_order = not new or last is None or new[0].timestamp >= last.timestamp
+                if len(cached) + len(new) == count and in_order:
+                    rows = cached + new
+            if rows is None:
+                cursor = connection.execute(
+                    "SELECT rowid, metadata, timestamp FROM yupdates WHERE path = ? ORDER BY timestamp, rowid", (key,)
+                )
+                rows = [Row(r[0], r[2], _metadata(r[1])) for r in cursor]
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return []
+            raise
+        finally:
+            connection.close()
+        with self._lock:
+            self._rows[key] = rows
+            self._rows.move_to_end(key)
+            while len(self._rows) > self.size:
+                self._rows.popitem(last=False)
+        return list(rows)
 
 
 def _metadata(raw: Any) -> dict[str, Any]:
