@@ -11,6 +11,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams
+from mcp_types import Tool as MCPTool
 
 from ._version import __version__
 from .errors import NotebookMCPError
@@ -120,6 +121,53 @@ def build_session_manager(
     )
 
 
+class _Server(MCPServer):
+    """MCPServer whose tool list is built once, with compact schemas.
+
+    The tools are fixed once the server is built, and ``tools/list`` is the largest response clients fetch:
+    the per-field ``title`` keys pydantic generates ("Cell Id" for ``cell_id``) are a fifth of it and tell
+    a client nothing the property name does not.
+    """
+
+    _listed: list[MCPTool] | None = None
+
+    async def list_tools(self) -> list[MCPTool]:
+        if self._listed is None:
+            self._listed = [
+                tool.model_copy(
+                    update={
+                        "input_schema": compact_schema(tool.input_schema),
+                        "output_schema": compact_schema(tool.output_schema) if tool.output_schema else None,
+                    }
+                )
+                for tool in await super().list_tools()
+            ]
+        return self._listed
+
+    def add_tool(self, *args: Any, **kwargs: Any) -> None:
+        self._listed = None
+        super().add_tool(*args, **kwargs)
+
+
+def compact_schema(node: Any) -> Any:
+    """A JSON schema without its annotation ``title`` keys (property names are kept, even "title")."""
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key in ("properties", "$defs", "patternProperties") and isinstance(value, dict):
+            out[key] = {name: compact_schema(sub) for name, sub in value.items()}
+        elif key in ("items", "additionalProperties", "not"):
+            out[key] = compact_schema(value)
+        elif key in ("anyOf", "allOf", "oneOf", "prefixItems") and isinstance(value, list):
+            out[key] = [compact_schema(sub) for sub in value]
+        else:
+            out[key] = value
+    return out
+
+
 def _quiet_server() -> MCPServer:
     """Construct MCPServer without letting it call ``logging.basicConfig`` on Jupyter's root logger."""
     root = logging.getLogger()
@@ -129,7 +177,7 @@ def _quiet_server() -> MCPServer:
         guard = logging.NullHandler()
         root.addHandler(guard)
     try:
-        return MCPServer(name="jupyter-notebook-mcp", version=__version__, instructions=INSTRUCTIONS)
+        return _Server(name="jupyter-notebook-mcp", version=__version__, instructions=INSTRUCTIONS)
     finally:
         if guard is not None:
             root.removeHandler(guard)
