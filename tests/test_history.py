@@ -229,6 +229,11 @@ async def test_fork_edits_are_invisible_until_merge_and_both_sides_survive(
         # merged and discarded: the fork is gone, with a clear message
         message = await tool_error(client, "get_notebook", path=path, fork_id=fork_id)
         assert "create one with fork_document" in message
+        # the merge is one edit of this session: undoing it keeps what the person typed
+        undone = await call_tool(client, "undo_agent_edits", path=path)
+        assert undone["undone"][0].startswith("merged fork 'draft'")
+        await human.wait_until(lambda: len(human.ids()) == 3)
+        assert human.sources() == ["x = 0", "x = 1", "# mine\nx = 2"]
 
 
 async def test_synchronized_fork_follows_the_live_document_and_discard(
