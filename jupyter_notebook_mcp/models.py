@@ -308,8 +308,8 @@ class VersionContent(BaseModel):
     timestamp: str
     source: Literal["agent", "user", "restore"]
     summary: str
-    cells: list[VersionCell] | None = Field(description="Notebooks: the cells of that version.")
-    cell_count: int | None = None
+    cells: list[VersionCell] | None = Field(description="Notebooks: the requested cells of that version.")
+    cell_count: int | None = Field(default=None, description="Notebooks: how many cells that version had.")
     content: str | None = Field(description="Text documents: the text of that version.")
     truncated: bool = Field(description="True when max_content_length cut the content.")
 

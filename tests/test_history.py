@@ -61,6 +61,11 @@ async def test_history_lists_agent_and_human_versions_in_order(
         )
         assert capped["truncated"] is True
         assert sum(len(c["source"]) for c in capped["cells"]) == 5
+        sliced = await call_tool(
+            client, "get_document_version", path=path, version_id=versions[2]["version_id"], start_index=1, end_index=2
+        )
+        assert [c["id"] for c in sliced["cells"]] == ["c1"]
+        assert sliced["cell_count"] == 3
 
         message = await tool_error(client, "get_document_version", path=path, version_id="999999")
         assert "get_document_history" in message

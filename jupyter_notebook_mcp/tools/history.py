@@ -73,14 +73,22 @@ def history_tools(b: Backends) -> list[ToolSpec]:
         )
 
     async def get_document_version(
-        ctx: Context, path: str, version_id: str, max_content_length: int = 100_000
+        ctx: Context,
+        path: str,
+        version_id: str,
+        max_content_length: int = 100_000,
+        start_index: int = 0,
+        end_index: int | None = None,
     ) -> VersionContent:
         """Read a document as it was at a version (from get_document_history): cells or text.
 
-        At most max_content_length characters of source are returned in total; truncated says so.
+        Notebooks: the cells start_index..end_index (end exclusive; default all) of that version. At
+        most max_content_length characters of source are returned in total; truncated says so.
         """
         if max_content_length < 1:
             raise InvalidArgument("max_content_length must be >= 1")
+        if start_index < 0 or (end_index is not None and end_index < start_index):
+            raise InvalidArgument("start_index must be >= 0 and end_index (exclusive) not before it")
         path, kind = await document(path)
         version, doc = await service().content(path, kind, version_id)
         budget = max_content_length
@@ -88,7 +96,8 @@ def history_tools(b: Backends) -> list[ToolSpec]:
         content: str | None = None
         truncated = False
         if kind == "notebook":
-            raw = version_cells(doc)
+            everything = version_cells(doc)
+            raw = everything[start_index:end_index]
             cells = []
             for cell in raw:
                 source = _joined(cell.get("source", ""))
@@ -114,7 +123,7 @@ def history_tools(b: Backends) -> list[ToolSpec]:
             source=_source(version),
             summary=version.summary,
             cells=cells,
-            cell_count=len(cells) if cells is not None else None,
+            cell_count=len(everything) if kind == "notebook" else None,
             content=content,
             truncated=truncated,
         )
