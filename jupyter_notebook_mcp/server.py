@@ -51,7 +51,12 @@ def build_server(
     if test_fixtures:
         specs.extend(conformance_tools())
         enabled.append("testing")
-    names = register(server, specs, groups=enabled, read_only=read_only)
+    presence = backends.presence
+
+    def touch(ctx: Any) -> None:
+        presence.touch(backends.actors.of(ctx))
+
+    names = register(server, specs, groups=enabled, read_only=read_only, on_call=touch if presence else None)
     register_resources(server, backends)
     return server, names
 

@@ -287,6 +287,11 @@ class TestBoundsAndTimeouts:
             # someone joining later gets the agent's state at the next renewal tick, not after 10+ s
             async with collaborator(path) as late:
                 await late.wait_awareness(lambda: agent_state(late), limit=3)
+            # any call keeps the agent present, reads included
+            for _ in range(10):
+                await call_tool(client, "get_notebook_info", path=path)
+                await asyncio.sleep(0.25)
+            assert agent_state(first)
             # no call for presence_timeout: the agent leaves although its session is still open
             await first.wait_awareness(lambda: not first.agents(), limit=4)
             await call_tool(

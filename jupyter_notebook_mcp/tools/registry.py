@@ -80,15 +80,25 @@ class ToolSpec:
         )
 
 
-def register(server: MCPServer, specs: Iterable[ToolSpec], *, groups: Iterable[str], read_only: bool) -> list[str]:
-    """Add the tools of the enabled groups (only read-only ones when ``read_only``); return their names."""
+def register(
+    server: MCPServer,
+    specs: Iterable[ToolSpec],
+    *,
+    groups: Iterable[str],
+    read_only: bool,
+    on_call: Callable[[Context], None] | None = None,
+) -> list[str]:
+    """Add the tools of the enabled groups (only read-only ones when ``read_only``); return their names.
+
+    ``on_call(ctx)`` runs for every authorized call (presence counts any call as the agent being active).
+    """
     enabled = set(groups)
     names = []
     for spec in specs:
         if spec.group not in enabled or (read_only and not spec.read_only):
             continue
         server.add_tool(
-            _guarded(spec),
+            _guarded(spec, on_call),
             name=spec.name,
             title=spec.title,
             description=spec.fn.__doc__,
@@ -99,7 +109,7 @@ def register(server: MCPServer, specs: Iterable[ToolSpec], *, groups: Iterable[s
     return names
 
 
-def _guarded(spec: ToolSpec) -> Callable[..., Awaitable[Any]]:
+def _guarded(spec: ToolSpec, on_call: Callable[[Context], None] | None = None) -> Callable[..., Awaitable[Any]]:
     """Wrap a tool: authorize first, translate errors after. Keeps the tool's signature."""
 
     @functools.wraps(spec.fn)
@@ -107,6 +117,11 @@ def _guarded(spec: ToolSpec) -> Callable[..., Awaitable[Any]]:
         ctx = next((v for v in kwargs.values() if isinstance(v, Context)), None)
         try:
             await authorize(ctx, *spec.permission)
+            if on_call is not None and ctx is not None:
+                try:
+                    on_call(ctx)
+                except Exception:  # bookkeeping must never fail the call
+                    log.exception("per-call hook failed for %s", spec.name)
             return await spec.fn(**kwargs)
         except NotebookMCPError as exc:
             raise ToolError(str(exc)) from None
