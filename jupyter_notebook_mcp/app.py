@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import os
 import secrets
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
@@ -21,18 +22,20 @@ from traitlets import Bool, Float, Int, List, Unicode, validate
 from ._version import __version__
 from .actors import Actors
 from .contents import ContentsAdapter
-from .event_store import MemoryEventStore
 from .execution import ExecutionService
 from .forks import ForkService
+from .groups import GROUPS
 from .handlers import MCPHandler
 from .history import HistoryService
 from .kernels import KernelsAdapter
 from .presence import PresenceService
 from .rooms import RoomsAdapter
-from .server import build_server, build_session_manager, register_subscriptions
-from .sessions import ManagerRunner
 from .subscriptions import SubscriptionManager
-from .tools.registry import GROUPS, Backends
+
+if TYPE_CHECKING:  # the MCP SDK is imported when the endpoint is built, not with the extension
+    from .endpoint import Endpoint
+    from .event_store import MemoryEventStore
+    from .sessions import ManagerRunner
 
 
 class JupyterNotebookMCP(ExtensionApp):
@@ -241,28 +244,9 @@ class JupyterNotebookMCP(ExtensionApp):
         self.actors.on_end(self.presence.ended)
         if getattr(self.rooms, "journal", None) is not None:
             self.rooms.journal.on_edit(self.presence.edited)
-        backends = Backends(
-            contents=contents,
-            rooms=self.rooms,
-            kernels=self.kernels,
-            execution=ExecutionService(
-                self.rooms,
-                self.kernels,
-                max_output_length=self.max_output_length,
-                include_images=self.include_images,
-            ),
-            max_output_length=self.max_output_length,
-            execution_enabled="execution" in self.tool_groups,
-            actors=self.actors,
-            history=self.history,
-            forks=self.forks,
-            presence=self.presence,
-        )
-        self.mcp_server, self.tool_names = build_server(
-            backends,
-            groups=self.tool_groups,
-            read_only=self.read_only,
-            test_fixtures=self.enable_test_fixtures,
+        self.contents = contents
+        self.execution = ExecutionService(
+            self.rooms, self.kernels, max_output_length=self.max_output_length, include_images=self.include_images
         )
         self.subscriptions = SubscriptionManager(
             self.rooms,
@@ -270,26 +254,13 @@ class JupyterNotebookMCP(ExtensionApp):
             interval=self.notification_interval,
             per_session=self.max_subscriptions_per_session,
         )
-        register_subscriptions(self.mcp_server, self.subscriptions)
         if self.serverapp.event_logger is not None:
             self.serverapp.event_logger.add_listener(
                 schema_id="https://events.jupyter.org/jupyter_server/contents_service/v1",
                 listener=self.subscriptions.on_contents_event,
             )
-        self.event_store = MemoryEventStore(
-            max_events_per_stream=self.event_store_max_events_per_stream,
-            max_streams=self.event_store_max_streams,
-            max_age=self.event_store_max_age,
-        )
-        manager = build_session_manager(
-            self.mcp_server,
-            event_store=self.event_store,
-            retry_interval_ms=self.sse_retry_interval or None,
-            session_idle_timeout=self.session_idle_timeout or None,
-            max_sessions=self.max_sessions or None,
-            max_request_body_size=self.max_request_body_size,
-        )
-        self.runner = ManagerRunner(manager, shutdown_timeout=self.shutdown_timeout)
+        self._endpoint: Endpoint | None = None
+        self._building: asyncio.Future[None] | None = None
         with contextlib.suppress(RuntimeError):
             # Under a running loop (embedded servers, tests) the start hook may never run: configure the
             # YStore as soon as every extension has loaded, before any room can open.
@@ -303,9 +274,47 @@ class JupyterNotebookMCP(ExtensionApp):
         assert self.serverapp is not None
         return str(url_path_join(self.serverapp.connection_url, "mcp"))
 
+    async def endpoint(self) -> ManagerRunner:
+        """The running MCP session manager, built on first use (see :mod:`jupyter_notebook_mcp.endpoint`)."""
+        if self._endpoint is None:
+            if self._building is None or (self._building.done() and self._building.exception() is not None):
+                self._building = asyncio.ensure_future(self._build())
+            await asyncio.shield(self._building)
+        assert self._endpoint is not None
+        await self._endpoint.runner.ensure_started()
+        return self._endpoint.runner
+
+    async def _build(self) -> None:
+        # The SDK import is the slow part and holds no loop state: do it off the loop.
+        await asyncio.to_thread(importlib.import_module, "jupyter_notebook_mcp.endpoint")
+        from .endpoint import build_endpoint
+
+        self._endpoint = build_endpoint(self)
+
+    def _built(self) -> Endpoint:
+        if self._endpoint is None:
+            raise RuntimeError("the MCP endpoint is built on its first request or when the server has started")
+        return self._endpoint
+
+    @property
+    def runner(self) -> ManagerRunner:
+        return self._built().runner
+
+    @property
+    def event_store(self) -> MemoryEventStore:
+        return self._built().event_store
+
+    @property
+    def tool_names(self) -> list[str]:
+        return self._built().tool_names
+
+    @property
+    def mcp_server(self) -> Any:
+        return self._built().mcp_server
+
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
         self.rooms.configure_ystore()  # every extension is loaded now; no room is open yet
-        await self.runner.ensure_started()
+        await self.endpoint()
         self.log.info(
             "MCP endpoint: %s (%d tools) - connect an MCP client with the header "
             "'Authorization: Bearer <your Jupyter token>' ('jupyter server list' shows the token)",
@@ -314,7 +323,11 @@ class JupyterNotebookMCP(ExtensionApp):
         )
 
     async def stop_extension(self) -> None:
-        await self.runner.stop()
+        if self._building is not None and not self._building.done():
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(self._building), self.shutdown_timeout)
+        if self._endpoint is not None:
+            await self._endpoint.runner.stop()
         await self.subscriptions.close()
         await self.kernels.close()
         await self.forks.close()

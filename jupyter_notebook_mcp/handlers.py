@@ -18,8 +18,6 @@ from urllib.parse import urlparse
 from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import origin_matches_pat
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
-from mcp.server.auth.provider import AccessToken
 from tornado import web
 
 from .asgi import TornadoASGIBridge
@@ -100,6 +98,11 @@ class MCPHandler(APIHandler):
         return super().finish(*args, **kwargs)
 
     async def _serve(self) -> None:
+        # The SDK is imported when the endpoint is first built, not when Jupyter loads the extension.
+        from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+        from mcp.server.auth.provider import AccessToken
+
+        runner = await self.extension.endpoint()
         principal = self._principal()
         user = AuthenticatedUser(AccessToken(token=principal, client_id=principal, scopes=[]))
         self._bridge = TornadoASGIBridge(
@@ -107,7 +110,7 @@ class MCPHandler(APIHandler):
             b"".join(self._chunks),
             extra_scope={"user": user, "state": {STATE_HANDLER: self, STATE_USER: self.current_user}},
         )
-        await self._bridge.run(self.extension.runner.handle)
+        await self._bridge.run(runner.handle)
 
     def _principal(self) -> str:
         """A stable, non-reversible name for the credential behind this request.

@@ -162,3 +162,19 @@ async def test_shutdown_ends_open_streams_within_the_bound(
     await within(ended.wait(), 5)
     await reader
     assert not extension.runner.running
+
+
+def test_loading_the_extension_does_not_import_the_mcp_sdk() -> None:
+    """The SDK import (~0.5 s) happens when the endpoint is built, off the server's start path."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, jupyter_notebook_mcp, jupyter_notebook_mcp.app\n"
+        "jupyter_notebook_mcp._jupyter_server_extension_points()\n"
+        "loaded = sorted(m for m in sys.modules if m in ('mcp', 'mcp_types') or m.startswith(('mcp.', 'mcp_types.')))\n"
+        "print(loaded)\n"
+        "sys.exit(1 if loaded else 0)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr

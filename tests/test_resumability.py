@@ -143,8 +143,8 @@ async def test_sdk_client_receives_progress(mcp_client: Any) -> None:
 async def test_session_end_releases_its_events(
     http: httpx2.AsyncClient, mcp_url: str, auth: dict[str, str], extension: Any
 ) -> None:
-    store = extension.event_store
     session = await open_session(http, mcp_url, auth)
+    store = extension.event_store  # the endpoint is built by the first request
     headers = {**MCP_HEADERS, **auth, "mcp-session-id": session, "mcp-protocol-version": LEGACY_VERSION}
     async with http.stream("POST", mcp_url, json=progress_call(3), headers=headers) as response:
         await read_events(response, has_result(3))

@@ -27,13 +27,15 @@ from ..actors import Actors
 from ..contents import ContentsAdapter
 from ..errors import NotebookMCPError, PermissionDenied
 from ..execution import ExecutionService
+from ..groups import GROUPS
 from ..handlers import STATE_HANDLER, STATE_USER
 from ..kernels import KernelsAdapter
 from ..rooms import RoomsAdapter
 
 log = logging.getLogger(__name__)
 
-GROUPS = ("notebook", "execution", "document", "history", "awareness")
+__all__ = ["GROUPS", "READ", "WRITE", "Backends", "ToolSpec", "authorize", "authorize_request", "register"]
+
 READ = ("read", "contents")
 WRITE = ("write", "contents")
 
