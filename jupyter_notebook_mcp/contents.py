@@ -113,6 +113,15 @@ class ContentsAdapter:
             raise InvalidArgument(f"{normalized!r} is a {found}, not a notebook (.ipynb): use the document tools")
         raise InvalidArgument(f"{normalized!r} is a {found}, not a text file: use the notebook tools for notebooks")
 
+    async def require_document(self, path: str) -> tuple[str, str]:
+        """The normalized path and kind ("notebook" or "file") of an existing notebook or text file."""
+        normalized = self.normalize(path)
+        kind = await self.kind(normalized, normalized=True)
+        if kind not in ("notebook", "file"):
+            found = f"a {kind}" if kind else "no notebook or text file"
+            raise NotFound(f"{found} at {normalized!r}: give a notebook or text file (list_documents finds them)")
+        return normalized, kind
+
     async def model(self, path: str) -> Entry:
         try:
             return _entry(await ensure_async(self.manager.get(path, content=False)))

@@ -20,6 +20,14 @@ log = logging.getLogger(__name__)
 _TRACKED_KEYS = ("cell_type", "execution_count", "id")
 
 
+def cells_json(ycells: Any) -> list[dict[str, Any]]:
+    """Every cell of a cells array as plain dicts, from Rust-side JSON of the whole array: one linear
+    pass, unlike pycrdt's per-index access (O(index)) and iteration (O(N²))."""
+    with ycells.doc.transaction() as txn:
+        raw = json.loads(ycells.integrated.to_json(txn._txn))
+    return [c for c in raw if isinstance(c, dict)]
+
+
 class CellIndex:
     """Cell ids (in order), types and run state of one live ``cells`` array."""
 
@@ -72,9 +80,7 @@ class CellIndex:
             self._rebuild()
 
     def _rebuild(self) -> None:
-        with self._ycells.doc.transaction() as txn:
-            # Rust-side JSON of the whole array: linear, unlike pycrdt's per-index iteration.
-            cells = json.loads(self._ycells.integrated.to_json(txn._txn))
+        cells = cells_json(self._ycells)
         self._ids = []
         self._types.clear()
         self._executed.clear()

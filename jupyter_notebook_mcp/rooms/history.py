@@ -287,38 +287,35 @@ class MetadataCache:
         """Rows of one document, oldest first (runs in a worker thread)."""
         with self._lock:
             cached = self._rows.get(key)
-        connection = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5.0)
-        try:
-            (count,) = connection.execute("SELECT COUNT(*) FROM yupdates WHERE path = ?", (key,)).fetchone()
-            rows: list[Row] | None = None
-            if cached is not None:
-                last = cached[-1] if cached else None
-                cursor = connection.execute(
-                    "SELECT rowid, metadata, timestamp FROM yupdates WHERE path = ? AND rowid > ? "
-                    "ORDER BY timestamp, rowid",
-                    (key, last.rowid if last else 0),
-                )
-                new = [Row(r[0], r[2], _metadata(r[1])) for r in cursor]
-                in_order = not new or last is None or new[0].timestamp >= last.timestamp
-                if len(cached) + len(new) == count and in_order:
-                    rows = cached + new
-            if rows is None:
-                cursor = connection.execute(
-                    "SELECT rowid, metadata, timestamp FROM yupdates WHERE path = ? ORDER BY timestamp, rowid", (key,)
-                )
-                rows = [Row(r[0], r[2], _metadata(r[1])) for r in cursor]
-        except sqlite3.OperationalError as exc:
-            if "no such table" in str(exc):
-                return []
-            raise
-        finally:
-            connection.close()
+        rows = self._extend(db_path, key, cached) if cached is not None else None
+        if rows is None:
+            rows = read_rows(db_path, key)
         with self._lock:
             self._rows[key] = rows
             self._rows.move_to_end(key)
             while len(self._rows) > self.size:
                 self._rows.popitem(last=False)
         return list(rows)
+
+    @staticmethod
+    def _extend(db_path: str, key: str, cached: list[Row]) -> list[Row] | None:
+        """``cached`` plus the rows added since, or None when rows were squashed or rewritten meanwhile."""
+        last = cached[-1] if cached else None
+        connection = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5.0)
+        try:
+            (count,) = connection.execute("SELECT COUNT(*) FROM yupdates WHERE path = ?", (key,)).fetchone()
+            cursor = connection.execute(
+                "SELECT rowid, metadata, timestamp FROM yupdates WHERE path = ? AND rowid > ? "
+                "ORDER BY timestamp, rowid",
+                (key, last.rowid if last else 0),
+            )
+            new = [Row(r[0], r[2], _metadata(r[1])) for r in cursor]
+        except sqlite3.OperationalError:
+            return None
+        finally:
+            connection.close()
+        in_order = not new or last is None or new[0].timestamp >= last.timestamp
+        return cached + new if len(cached) + len(new) == count and in_order else None
 
 
 def _metadata(raw: Any) -> dict[str, Any]:

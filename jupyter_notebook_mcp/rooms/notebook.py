@@ -11,7 +11,6 @@ from human ones.
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 import uuid
 from collections.abc import Iterable, Iterator
@@ -21,7 +20,7 @@ from typing import Any
 from pycrdt import Map
 
 from ..errors import Conflict, InvalidArgument, NotFound
-from .cellindex import CellIndex
+from .cellindex import CellIndex, cells_json
 from .edits import Edit as JournalEdit
 from .edits import EditJournal
 from .text import Edit, line_column, minimal_edit
@@ -173,15 +172,14 @@ class NotebookView:
 
     def all_cells(self) -> list[CellData]:
         """Every cell in one linear pass (whole-notebook views; index access would be quadratic)."""
-        with self._nb.ydoc.transaction() as txn:
-            cells = json.loads(self._cells.integrated.to_json(txn._txn))
-        return [_cell_data(i, raw) for i, raw in enumerate(cells)]
+        return [_cell_data(i, raw) for i, raw in enumerate(cells_json(self._cells))]
 
     def sources(self) -> list[tuple[str, str, str]]:
         """(id, cell_type, source) of every cell in one linear pass (search and replace need them all)."""
-        with self._nb.ydoc.transaction() as txn:
-            cells = json.loads(self._cells.integrated.to_json(txn._txn))
-        return [(str(c.get("id", "")), str(c.get("cell_type", "code")), _text(c.get("source", ""))) for c in cells]
+        cells = cells_json(self._cells)
+        return [
+            (str(c.get("id", "")), str(c.get("cell_type", "code")), source_text(c.get("source", ""))) for c in cells
+        ]
 
     def search(self, pattern: re.Pattern[str], cell_type: str | None, max_results: int) -> tuple[list[Match], bool]:
         matches: list[Match] = []
@@ -319,7 +317,7 @@ def _cell_data(index: int, raw: dict[str, Any]) -> CellData:
         index=index,
         id=str(raw.get("id", "")),
         cell_type=str(raw.get("cell_type", "code")),
-        source=_text(raw.get("source", "")),
+        source=source_text(raw.get("source", "")),
         execution_count=int(count) if isinstance(count, int | float) else None,
         outputs=list(raw.get("outputs") or []),
         metadata=dict(raw.get("metadata") or {}),
@@ -334,7 +332,8 @@ def _cells_text(ids: list[str]) -> str:
     return f"{len(ids)} cells ({shown})"
 
 
-def _text(source: Any) -> str:
+def source_text(source: Any) -> str:
+    """A cell source as one string (nbformat allows a list of lines)."""
     return "".join(source) if isinstance(source, list) else str(source)
 
 

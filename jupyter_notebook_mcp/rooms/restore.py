@@ -10,24 +10,24 @@ the restore reverted instead of dropping them silently.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from pycrdt import Array, Doc, Map, Text
 
+from .cellindex import cells_json
 from .history import Row, replay
-from .notebook import NotebookView, _apply
+from .notebook import NotebookView, _apply, source_text
 from .text import minimal_edit
 from .textdoc import TextView
 
 
 def version_cells(doc: Doc[Any]) -> list[dict[str, Any]]:
-    """Every cell of a replayed notebook version (one linear conversion, no per-cell access)."""
-    cells = doc.get("cells", type=Array)
-    with doc.transaction() as txn:
-        raw = json.loads(cells.integrated.to_json(txn._txn))
-    return [c for c in raw if isinstance(c, dict)]
+    """Every cell of a notebook document, sources as strings (one linear conversion)."""
+    cells = cells_json(doc.get("cells", type=Array))
+    for cell in cells:
+        cell["source"] = source_text(cell.get("source", ""))
+    return cells
 
 
 def version_metadata(doc: Doc[Any]) -> dict[str, Any]:
@@ -121,11 +121,11 @@ def _update_in_place(nb: Any, cells: Array[Any], index: int, cell: dict[str, Any
     """Bring one live cell to ``cell``: a minimal source edit when only text differs, else a new cell map."""
     ycell = cells[index]
     live = ycell.to_py() or {}
-    source = _joined(cell.get("source", ""))
+    source = str(cell.get("source", ""))
     same_rest = all(
         _norm(live.get(k)) == _norm(cell.get(k)) for k in ("cell_type", "metadata", "outputs", "execution_count")
     )
-    live_source = _joined(live.get("source", ""))
+    live_source = source_text(live.get("source", ""))
     if same_rest:
         if live_source == source:
             return False
@@ -138,18 +138,7 @@ def _update_in_place(nb: Any, cells: Array[Any], index: int, cell: dict[str, Any
 
 def restore_text(view: TextView, old: Doc[Any], summary: str) -> bool:
     """Edit the live text into the text of ``old`` with one minimal replacement; False when equal."""
-    wanted = version_text(old)
-    current = view.text
-    if current == wanted:
-        return False
-    edit = minimal_edit(current, wanted)
-    with view._edit(summary, None):
-        _apply(view._text, edit)
-    return True
-
-
-def _joined(source: Any) -> str:
-    return "".join(source) if isinstance(source, list) else str(source or "")
+    return view.set_text(version_text(old), summary)
 
 
 def _norm(value: Any) -> Any:

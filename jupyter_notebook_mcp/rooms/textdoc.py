@@ -19,6 +19,7 @@ from pycrdt import Text
 from ..errors import InvalidArgument
 from .edits import Edit, EditJournal
 from .notebook import AGENT_ORIGIN
+from .text import minimal_edit
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,19 @@ class TextView:
                 if insert:
                     self._text.insert(byte_start, insert)
         return len(self.text)
+
+    def set_text(self, wanted: str, summary: str) -> bool:
+        """Make the text ``wanted`` with one minimal replacement (text typed elsewhere survives); False when equal."""
+        current = self.text
+        if current == wanted:
+            return False
+        edit = minimal_edit(current, wanted)
+        with self._edit(summary, None):
+            if edit.end > edit.start:
+                del self._text[edit.start : edit.end]
+            if edit.insert:
+                self._text.insert(edit.start, edit.insert)
+        return True
 
     def replace(self, old: str, new: str, replace_all: bool) -> int:
         if not old:

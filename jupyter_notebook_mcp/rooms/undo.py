@@ -10,13 +10,13 @@ built-in undo manager tracks the humans' edits; we never use it. Managers die wi
 
 from __future__ import annotations
 
-import json
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
 from pycrdt import Array, Map, Text, UndoManager
 
+from .cellindex import cells_json
 from .edits import Edit, EditJournal
 
 
@@ -30,6 +30,7 @@ class _Stack:
 class UndoResult:
     undone: list[str]  # summaries of the edits taken back, newest first
     removed_cells: list[str]  # notebook cells that disappeared (inserted by the undone edits)
+    remaining: int = 0  # the actor's edits still undoable in the document
 
 
 class UndoTracker:
@@ -69,17 +70,13 @@ class UndoTracker:
             stack.summaries.append(edit.summary)
         del stack.summaries[: max(0, len(stack.summaries) - depth)]
 
-    def depth(self, ydoc: Any, actor: Any) -> int:
-        stack = self._stacks.get(ydoc, {}).get(actor.origin)
-        return len(stack.manager.undo_stack) if stack is not None else 0
-
     def undo(self, ydoc: Any, actor: Any, count: int, *, path: str, kind: str) -> UndoResult:
         """Undo the actor's last ``count`` edits in ``ydoc`` as one recorded agent edit."""
         stack = self._stacks.get(ydoc, {}).get(actor.origin)
         available = len(stack.manager.undo_stack) if stack is not None else 0
         count = min(count, available)
         if stack is None or count == 0:
-            return UndoResult([], [])
+            return UndoResult([], [], available)
         before = _cell_ids(ydoc) if kind == "notebook" else []
         undone = list(reversed(stack.summaries[-count:]))
         summary = f"undid {count} edit{'s' if count != 1 else ''}: " + "; ".join(undone)
@@ -90,7 +87,8 @@ class UndoTracker:
                 stack.manager.undo()
         del stack.summaries[len(stack.summaries) - count :]
         after = set(_cell_ids(ydoc)) if kind == "notebook" else set()
-        return UndoResult(undone, [cell_id for cell_id in before if cell_id not in after])
+        removed = [cell_id for cell_id in before if cell_id not in after]
+        return UndoResult(undone, removed, len(stack.manager.undo_stack))
 
     def forget(self, actor: Any) -> None:
         """Drop an ended session's undo stacks."""
@@ -100,7 +98,4 @@ class UndoTracker:
 
 
 def _cell_ids(ydoc: Any) -> list[str]:
-    cells = ydoc.get("cells", type=Array)
-    with ydoc.transaction() as txn:
-        raw = json.loads(cells.integrated.to_json(txn._txn))
-    return [str(c.get("id", "")) for c in raw]
+    return [str(c.get("id", "")) for c in cells_json(ydoc.get("cells", type=Array))]

@@ -77,13 +77,6 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
             raise Unavailable("presence is not running on this server (the awareness group has no backend)")
         return b.presence
 
-    async def document(path: str) -> tuple[str, str]:
-        normalized = b.contents.normalize(path)
-        kind = await b.contents.kind(normalized, normalized=True)
-        if kind not in ("notebook", "file"):
-            raise NotFound(f"no notebook or text file at {normalized!r}: use list_documents to find it")
-        return await b.contents.require(normalized, kind), kind
-
     def open_rooms(path: str | None) -> list[tuple[str, str, str, Any]]:
         """``(room_id, kind, path, room)`` of open document rooms, only ``path``'s when given."""
         found = []
@@ -96,7 +89,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
     async def get_online_users(ctx: Context, document_path: str | None = None) -> OnlineUsers:
         """Who is in open documents right now (people in JupyterLab and agents), and in which documents."""
         me = agent_user_id(service().touch(b.actors.of(ctx)).actor)
-        path = (await document(document_path))[0] if document_path is not None else None
+        path = (await b.contents.require_document(document_path))[0] if document_path is not None else None
         users: dict[str, OnlineUser] = {}
         for _, _, room_path, room in open_rooms(path):
             for p in aw.participants(room):
@@ -121,7 +114,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         they are in that document (status "offline" when not)."""
         presence = service()
         presence.touch(b.actors.of(ctx))
-        path = (await document(document_path))[0] if document_path is not None else None
+        path = (await b.contents.require_document(document_path))[0] if document_path is not None else None
         documents: list[str] = []
         latest: tuple[float, str] | None = None
         for _, _, room_path, room in open_rooms(None):
@@ -162,7 +155,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
     async def get_user_cursors(ctx: Context, document_path: str) -> UserCursors:
         """Where everyone's cursor is in a document: cell id (notebooks), 1-based line and column, selection."""
         service().touch(b.actors.of(ctx))
-        path, kind = await document(document_path)
+        path, kind = await b.contents.require_document(document_path)
         rooms = open_rooms(path)
         cursors: list[UserCursor] = []
         unplaced = 0
@@ -209,7 +202,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         """
         presence = service()
         actor = b.actors.of(ctx)
-        path, kind = await document(document_path)
+        path, kind = await b.contents.require_document(document_path)
         if kind == "notebook":
             if not cell_id:
                 raise InvalidArgument("cell_id is required for notebooks: the position is inside that cell's source")
@@ -271,7 +264,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
             raise InvalidArgument(f"metadata is larger than {MAX_METADATA} bytes as JSON: keep it small")
         presence = service()
         actor = b.actors.of(ctx)
-        path, kind = await document(document_path) if document_path is not None else (None, None)
+        path, kind = await b.contents.require_document(document_path) if document_path is not None else (None, None)
         entry = presence.record(actor, activity_type, path, description, metadata)
         presence.broadcast(actor, entry, kind)
         return OkResult(ok=True)
@@ -279,7 +272,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
     async def get_active_sessions(ctx: Context, document_path: str | None = None) -> CollabSessions:
         """Open collaboration sessions (one per open document room) and who is in each."""
         service().touch(b.actors.of(ctx))
-        path = (await document(document_path))[0] if document_path is not None else None
+        path = (await b.contents.require_document(document_path))[0] if document_path is not None else None
         return CollabSessions(
             sessions=[
                 CollabSession(

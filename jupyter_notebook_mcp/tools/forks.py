@@ -25,12 +25,6 @@ def _result(fork: Fork) -> ForkResult:
 
 
 def fork_tools(b: Backends) -> list[ToolSpec]:
-    async def document(path: str) -> tuple[str, str]:
-        kind = await b.contents.kind(path)
-        if kind not in ("notebook", "file"):
-            await b.contents.require(path, "file")  # the actionable error
-        return await b.contents.require(path, str(kind)), str(kind)
-
     async def fork_document(
         ctx: Context,
         path: str,
@@ -44,7 +38,7 @@ def fork_tools(b: Backends) -> list[ToolSpec]:
         fork. synchronize=true keeps the fork receiving the live document's changes as they happen.
         Merge with merge_document_fork, or throw it away with discard_document_fork.
         """
-        path, kind = await document(path)
+        path, kind = await b.contents.require_document(path)
         fork = await forks(b).create(
             path, kind, b.actors.of(ctx), title=title or "", description=description or "", synchronize=synchronize
         )
@@ -53,20 +47,20 @@ def fork_tools(b: Backends) -> list[ToolSpec]:
     async def merge_document_fork(ctx: Context, path: str, fork_id: str, discard: bool = True) -> MergeResult:
         """Merge a fork's edits into the live document as one edit (a CRDT merge: people's edits made
         meanwhile survive). With discard (the default) the fork is gone afterwards."""
-        path, _ = await document(path)
+        path, _ = await b.contents.require_document(path)
         fork, edits = await forks(b).merge(fork_id, path, b.actors.of(ctx), discard=discard)
         return MergeResult(merged=True, fork_id=fork.fork_id, path=path, edits=edits, discarded=discard)
 
     async def discard_document_fork(ctx: Context, path: str, fork_id: str) -> DiscardResult:
         """Throw a fork away without merging it."""
-        path, _ = await document(path)
+        path, _ = await b.contents.require_document(path)
         fork = await forks(b).discard(fork_id, path, b.actors.of(ctx))
         return DiscardResult(discarded=True, fork_id=fork.fork_id)
 
     async def list_document_forks(ctx: Context, path: str | None = None) -> ForkList:
         """Your open forks (of one document when path is given)."""
         if path is not None:
-            path, _ = await document(path)
+            path, _ = await b.contents.require_document(path)
         if path == "":
             raise InvalidArgument("path is empty: give a document path or omit it")
         return ForkList(forks=[_result(f) for f in forks(b).listed(b.actors.of(ctx), path)])

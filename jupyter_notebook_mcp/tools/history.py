@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, Literal, cast
+from typing import Literal, cast
 
 from mcp.server.mcpserver import Context
 
@@ -37,13 +37,6 @@ def history_tools(b: Backends) -> list[ToolSpec]:
             raise Unavailable("document history is not available on this server")
         return cast(HistoryService, b.history)
 
-    async def document(path: str) -> tuple[str, str]:
-        kind = await b.contents.kind(path)
-        if kind not in ("notebook", "file"):
-            await b.contents.require(path, "file")  # the actionable not-found / not-a-file error
-        normalized = await b.contents.require(path, cast(str, kind))
-        return normalized, cast(str, kind)
-
     async def get_document_history(ctx: Context, path: str, limit: int = 10) -> HistoryResult:
         """List versions of a notebook or text file, newest first, with who made each and what changed.
 
@@ -53,7 +46,7 @@ def history_tools(b: Backends) -> list[ToolSpec]:
         """
         if limit < 1 or limit > 1000:
             raise InvalidArgument(f"limit must be between 1 and 1000, not {limit}")
-        path, kind = await document(path)
+        path, kind = await b.contents.require_document(path)
         versions = await service().versions(path, kind)
         newest = list(reversed(versions))[:limit]
         return HistoryResult(
@@ -89,7 +82,7 @@ def history_tools(b: Backends) -> list[ToolSpec]:
             raise InvalidArgument("max_content_length must be >= 1")
         if start_index < 0 or (end_index is not None and end_index < start_index):
             raise InvalidArgument("start_index must be >= 0 and end_index (exclusive) not before it")
-        path, kind = await document(path)
+        path, kind = await b.contents.require_document(path)
         version, doc = await service().content(path, kind, version_id)
         budget = max_content_length
         cells: list[VersionCell] | None = None
@@ -100,7 +93,7 @@ def history_tools(b: Backends) -> list[ToolSpec]:
             raw = everything[start_index:end_index]
             cells = []
             for cell in raw:
-                source = _joined(cell.get("source", ""))
+                source = str(cell.get("source", ""))
                 cut = len(source) > budget
                 truncated = truncated or cut
                 cells.append(
@@ -135,7 +128,7 @@ def history_tools(b: Backends) -> list[ToolSpec]:
         differs is touched, so people typing elsewhere keep their text; the result lists edits
         people made after that version which the restore reverted (user_edits_reverted).
         """
-        path, kind = await document(path)
+        path, kind = await b.contents.require_document(path)
         outcome = await service().restore(path, kind, version_id, b.actors.of(ctx))
         return RestoreResult(
             path=path,
@@ -154,7 +147,7 @@ def history_tools(b: Backends) -> list[ToolSpec]:
         """
         if count < 1 or count > 100:
             raise InvalidArgument(f"count must be between 1 and 100, not {count}")
-        path, kind = await document(path)
+        path, kind = await b.contents.require_document(path)
         actor = b.actors.of(ctx)
         history = service()
         result = await history.undo_edits(path, kind, actor, count)
@@ -163,7 +156,6 @@ def history_tools(b: Backends) -> list[ToolSpec]:
                 f"nothing of yours to undo in {path!r}: this session made no edits there since its room opened "
                 "(use get_document_history and restore_document_version for older edits)"
             )
-        view: Any = await (b.rooms.notebook(path) if kind == "notebook" else b.rooms.text(path))
         note = (
             f"undid {len(result.undone)} edit(s)"
             if not result.removed_cells
@@ -173,7 +165,7 @@ def history_tools(b: Backends) -> list[ToolSpec]:
         return UndoEditsResult(
             path=path,
             undone=result.undone,
-            remaining=history.undo.depth(view.ydoc, actor),
+            remaining=result.remaining,
             removed_cells=result.removed_cells,
             note=note,
         )
@@ -184,7 +176,3 @@ def history_tools(b: Backends) -> list[ToolSpec]:
         ToolSpec(restore_document_version, "history", "Restore a version", WRITE, read_only=False, idempotent=False),
         ToolSpec(undo_agent_edits, "history", "Undo my edits", WRITE, read_only=False, idempotent=False),
     ]
-
-
-def _joined(source: Any) -> str:
-    return "".join(source) if isinstance(source, list) else str(source or "")
