@@ -11,6 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+
 from .event_store import MemoryEventStore
 from .server import build_server, build_session_manager, register_subscriptions
 from .sessions import ManagerRunner
@@ -26,6 +29,11 @@ class Endpoint:
     tool_names: list[str]
     event_store: MemoryEventStore
     runner: ManagerRunner
+
+
+def authenticated_user(principal: str) -> AuthenticatedUser:
+    """The SDK's user for a request: sessions are bound to it, so another principal gets 404."""
+    return AuthenticatedUser(AccessToken(token=principal, client_id=principal, scopes=[]))
 
 
 def build_endpoint(app: JupyterNotebookMCP) -> Endpoint:

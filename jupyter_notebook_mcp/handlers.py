@@ -98,13 +98,12 @@ class MCPHandler(APIHandler):
         return super().finish(*args, **kwargs)
 
     async def _serve(self) -> None:
-        # The SDK is imported when the endpoint is first built, not when Jupyter loads the extension.
-        from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
-        from mcp.server.auth.provider import AccessToken
-
+        # Built (and the SDK imported, in a worker thread) on first use. Import nothing from the SDK here
+        # before that is done: two threads importing the same package deadlock.
         runner = await self.extension.endpoint()
-        principal = self._principal()
-        user = AuthenticatedUser(AccessToken(token=principal, client_id=principal, scopes=[]))
+        from .endpoint import authenticated_user
+
+        user = authenticated_user(self._principal())
         self._bridge = TornadoASGIBridge(
             self,
             b"".join(self._chunks),

@@ -178,3 +178,29 @@ def test_loading_the_extension_does_not_import_the_mcp_sdk() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_fresh_server_answers_mcp_requests_made_while_the_endpoint_is_built() -> None:
+    """In a new process the SDK is imported in a worker thread after start and requests arriving meanwhile
+    wait for it. (A request importing the SDK itself at that moment deadlocked the import, timing-dependent:
+    this catches it only sometimes; the handler imports nothing from the SDK before the build is done.)"""
+    import json
+    import urllib.request
+    from concurrent.futures import ThreadPoolExecutor
+
+    from benchmarks.jupyter_process import JupyterProcess
+
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT_PARAMS}).encode()
+
+    def initialize(url: str, token: str) -> tuple[int, str | None]:
+        request = urllib.request.Request(url, data=body, method="POST")
+        for name, value in {**MCP_HEADERS, "Authorization": f"Bearer {token}"}.items():
+            request.add_header(name, value)
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.headers.get("mcp-session-id")
+
+    with JupyterProcess() as server, ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(lambda _: initialize(f"{server.url}/mcp", server.token), range(4)))
+        log = (server.root.parent / "server.log").read_text()
+    assert all(status == 200 and session for status, session in answers), answers
+    assert "Traceback" not in log, log[-3000:]
