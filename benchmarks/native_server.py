@@ -18,8 +18,8 @@ from jupyter_server.services.contents.filemanager import AsyncFileContentsManage
 from jupyter_notebook_mcp.contents import ContentsAdapter
 from jupyter_notebook_mcp.event_store import MemoryEventStore
 from jupyter_notebook_mcp.execution import ExecutionService
-from jupyter_notebook_mcp.handlers import STATE_HANDLER, STATE_USER
 from jupyter_notebook_mcp.kernels import KernelsAdapter
+from jupyter_notebook_mcp.request_state import STATE_HANDLER, STATE_USER
 from jupyter_notebook_mcp.rooms import RoomsAdapter
 from jupyter_notebook_mcp.server import build_server, build_session_manager
 from jupyter_notebook_mcp.tools.registry import GROUPS, Backends

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .handlers import STATE_USER
+from .request_state import STATE_USER
 
 log = logging.getLogger(__name__)
 

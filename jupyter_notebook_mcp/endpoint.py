@@ -9,18 +9,46 @@ request to ``/mcp``, whichever comes first.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
-from mcp.server.auth.provider import AccessToken
-
+from .actors import Actors
+from .contents import ContentsAdapter
 from .event_store import MemoryEventStore
+from .execution import ExecutionService
+from .kernels import KernelsAdapter
+from .rooms import RoomsAdapter
 from .server import build_server, build_session_manager, register_subscriptions
 from .sessions import ManagerRunner
 from .tools.registry import Backends
 
-if TYPE_CHECKING:
-    from .app import JupyterNotebookMCP
+
+class EndpointHost(Protocol):
+    """What the endpoint is built from: the extension app's adapters, services and settings.
+
+    A protocol rather than the app class, so this module (below the app in the layers) never imports it.
+    """
+
+    contents: ContentsAdapter
+    rooms: RoomsAdapter
+    kernels: KernelsAdapter
+    execution: ExecutionService
+    actors: Actors
+    history: Any
+    forks: Any
+    presence: Any
+    subscriptions: Any
+    max_output_length: int
+    tool_groups: list[str]
+    read_only: bool
+    enable_test_fixtures: bool
+    event_store_max_events_per_stream: int
+    event_store_max_streams: int
+    event_store_max_age: float
+    sse_retry_interval: int
+    session_idle_timeout: float
+    max_sessions: int
+    max_request_body_size: int
+    shutdown_timeout: float
 
 
 @dataclass(frozen=True)
@@ -31,12 +59,7 @@ class Endpoint:
     runner: ManagerRunner
 
 
-def authenticated_user(principal: str) -> AuthenticatedUser:
-    """The SDK's user for a request: sessions are bound to it, so another principal gets 404."""
-    return AuthenticatedUser(AccessToken(token=principal, client_id=principal, scopes=[]))
-
-
-def build_endpoint(app: JupyterNotebookMCP) -> Endpoint:
+def build_endpoint(app: EndpointHost) -> Endpoint:
     """Wire the app's adapters and services into the MCP server and its session manager."""
     backends = Backends(
         contents=app.contents,

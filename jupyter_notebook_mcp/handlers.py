@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable
+from typing import Any, Protocol
 from urllib.parse import urlparse
 
 from jupyter_server.auth.decorator import authorized
@@ -21,13 +22,24 @@ from jupyter_server.utils import origin_matches_pat
 from tornado import web
 
 from .asgi import TornadoASGIBridge
+from .request_state import STATE_HANDLER, STATE_USER
 
-if TYPE_CHECKING:
-    from .app import JupyterNotebookMCP
 
-#: Keys of the ASGI scope ``state`` through which tools find the Jupyter request behind a call.
-STATE_HANDLER = "jupyter_handler"
-STATE_USER = "jupyter_user"
+class Runner(Protocol):
+    """The running MCP endpoint, as the handler uses it."""
+
+    def user(self, principal: str) -> Any: ...
+
+    async def handle(self, scope: Any, receive: Any, send: Any) -> None: ...
+
+
+class MCPHost(Protocol):
+    """What the handler needs of the extension app (a protocol, so this module never imports the app)."""
+
+    max_request_body_size: int
+    principal_key: bytes
+
+    def endpoint(self) -> Awaitable[Runner]: ...
 
 
 @web.stream_request_body
@@ -36,7 +48,7 @@ class MCPHandler(APIHandler):
 
     auth_resource = "contents"
 
-    def initialize(self, extension: JupyterNotebookMCP) -> None:
+    def initialize(self, extension: MCPHost) -> None:
         self.extension = extension
         self._chunks: list[bytes] = []
         self._received = 0
@@ -101,9 +113,7 @@ class MCPHandler(APIHandler):
         # Built (and the SDK imported, in a worker thread) on first use. Import nothing from the SDK here
         # before that is done: two threads importing the same package deadlock.
         runner = await self.extension.endpoint()
-        from .endpoint import authenticated_user
-
-        user = authenticated_user(self._principal())
+        user = runner.user(self._principal())
         self._bridge = TornadoASGIBridge(
             self,
             b"".join(self._chunks),

@@ -15,6 +15,8 @@ import contextlib
 import logging
 from typing import Any
 
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.types import Receive, Scope, Send
@@ -75,6 +77,10 @@ class ManagerRunner:
         await self._ready.wait()
         if self._failure is not None:
             raise RuntimeError("the MCP session manager failed to start") from self._failure
+
+    def user(self, principal: str) -> AuthenticatedUser:
+        """The SDK's user for a request: sessions are bound to it, so another principal gets 404."""
+        return AuthenticatedUser(AccessToken(token=principal, client_id=principal, scopes=[]))
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.ensure_started()

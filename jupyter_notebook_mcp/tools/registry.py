@@ -28,8 +28,8 @@ from ..contents import ContentsAdapter
 from ..errors import NotebookMCPError, PermissionDenied
 from ..execution import ExecutionService
 from ..groups import GROUPS
-from ..handlers import STATE_HANDLER, STATE_USER
 from ..kernels import KernelsAdapter
+from ..request_state import STATE_HANDLER, STATE_USER
 from ..rooms import RoomsAdapter
 
 log = logging.getLogger(__name__)
