@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 DocumentType = Literal["notebook", "file", "directory"]
 
@@ -70,6 +70,7 @@ class Cell(BaseModel):
     id: str
     cell_type: str
     source: str
+    revision: str = Field(description="Revision of this read of the source: pass it as base_revision when updating.")
     execution_count: int | None = None
     outputs: list[RenderedOutput] = Field(default_factory=list)
 
@@ -90,8 +91,11 @@ class NotebookContent(BaseModel):
     cells: list[Cell]
     metadata: dict[str, Any] = Field(description="kernelspec, language_info and the nbformat version.")
     collaboration: Collaboration | None = None
-    truncated: bool = Field(description="True when max_content_length stopped the listing early.")
-    next_index: int | None = Field(description="Where to continue (start_index) when truncated; else null.")
+    truncated: bool = Field(description="True when anything was left out or cut (cells, a source, an output).")
+    next_index: int | None = Field(description="Where to continue (start_index) when cells were left out; else null.")
+    cut_cells: list[str] = Field(
+        default_factory=list, description="Ids of cells whose source or an output came back cut (marker at the cut)."
+    )
 
 
 class KernelInfo(BaseModel):
@@ -127,6 +131,7 @@ class InsertedCell(BaseModel):
     index: int
     id: str
     cell_type: str
+    revision: str = Field(description="Revision of the inserted source (base_revision for your next update).")
 
 
 class InsertResult(BaseModel):
@@ -139,6 +144,7 @@ class InsertResult(BaseModel):
 class UpdatedCell(BaseModel):
     index: int
     id: str
+    revision: str = Field(description="Revision of the source as your edit made it (base_revision for the next).")
 
 
 class UpdateResult(BaseModel):
@@ -201,11 +207,27 @@ class CellInput(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
+class TextUpdateOp(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = Field(description="Text to put in place of the replaced range.")
+    position: int = Field(default=-1, description="Character offset in the text you read; -1 = the end.")
+    length: int = Field(default=0, description="Characters to replace from position (0 = pure insert).")
+
+
 class CellUpdateInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     cell_id: str | None = Field(default=None, description="The cell to update (preferred; wins over index).")
     index: int | None = Field(default=None, description="0-based index, checked against cell_id when both given.")
-    content: str | None = Field(default=None, description="New source; applied as a minimal text edit.")
-    cell_type: CellType | None = None
+    content: str | None = Field(default=None, description="The whole new source (or give operations).")
+    operations: list[TextUpdateOp] | None = Field(
+        default=None, description="Edits at character offsets of the source instead of content; no read needed."
+    )
+    base_revision: str | None = Field(
+        default=None, description="revision of the read your edit is based on: others' typing since is kept."
+    )
+    cell_type: CellType | None = Field(default=None, description="Change the cell's type (code, markdown, raw).")
     expected_source: str | None = Field(
         default=None, description="The source you read; if the live source differs, nothing is applied."
     )
@@ -231,12 +253,14 @@ class DocumentContent(BaseModel):
     last_modified: str | None
     writable: bool
     truncated: bool = Field(description="True when the text continues past what was returned.")
+    revision: str = Field(description="Revision of the whole text: pass it as base_revision when editing.")
     collaboration: Collaboration | None = None
 
 
 class TextEditResult(BaseModel):
     applied: int = Field(description="Operations applied (all of them, in one transaction).")
     length: int = Field(description="Length of the text afterwards, in characters.")
+    revision: str = Field(description="Revision of the text as your edit made it (base_revision for the next).")
 
 
 class ReplaceTextResult(BaseModel):
@@ -262,12 +286,6 @@ class CopiedDocument(BaseModel):
 
 class DeletedDocument(BaseModel):
     deleted: str
-
-
-class TextUpdateOp(BaseModel):
-    content: str = Field(description="Text to put in place of the replaced range.")
-    position: int = Field(default=-1, description="Character position in the text before the batch; -1 = end.")
-    length: int = Field(default=0, description="Characters to replace from position (0 = pure insert).")
 
 
 class TextInsertOp(BaseModel):

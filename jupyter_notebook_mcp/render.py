@@ -21,6 +21,10 @@ def strip_ansi(text: str) -> str:
     return _ANSI.sub("", text)
 
 
+#: The marker :func:`cut` appends; a cell source sent back with it was written from a cut read.
+CUT_MARKER = re.compile(r"\n\[\.\.\. \d+ more characters cut\]")
+
+
 def cut(text: str, max_length: int) -> str:
     """``text`` cut to ``max_length`` characters, with a marker saying how many were cut."""
     if len(text) <= max_length:

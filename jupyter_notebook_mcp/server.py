@@ -19,6 +19,7 @@ from .event_store import MemoryEventStore
 from .resources import register_resources
 from .sessions import ScopedSessionManager
 from .subscriptions import SubscriptionManager
+from .tools.arguments import StrictArguments, close
 from .tools.awareness import awareness_tools
 from .tools.documents import document_tools
 from .tools.execution import execution_tools
@@ -57,6 +58,7 @@ def build_server(
         presence.touch(backends.actors.of(ctx))
 
     names = register(server, specs, groups=enabled, read_only=read_only, on_call=touch if presence else None)
+    server.middleware.append(StrictArguments(server.input_schema))
     register_resources(server, backends)
     return server, names
 
@@ -127,21 +129,23 @@ def build_session_manager(
 
 
 class _Server(MCPServer):
-    """MCPServer whose tool list is built once, with compact schemas.
+    """MCPServer whose tool list is built once, with compact, closed input schemas.
 
     The tools are fixed once the server is built, and ``tools/list`` is the largest response clients fetch:
     the per-field ``title`` keys pydantic generates ("Cell Id" for ``cell_id``) are a fifth of it and tell
-    a client nothing the property name does not.
+    a client nothing the property name does not. Input schemas are closed (``additionalProperties: false``)
+    and :class:`~jupyter_notebook_mcp.tools.arguments.StrictArguments` holds calls to them.
     """
 
     _listed: list[MCPTool] | None = None
+    _schemas: dict[str, Any] | None = None
 
     async def list_tools(self) -> list[MCPTool]:
         if self._listed is None:
             self._listed = [
                 tool.model_copy(
                     update={
-                        "input_schema": compact_schema(tool.input_schema),
+                        "input_schema": self.input_schema(tool.name),
                         "output_schema": compact_schema(tool.output_schema) if tool.output_schema else None,
                     }
                 )
@@ -149,8 +153,20 @@ class _Server(MCPServer):
             ]
         return self._listed
 
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        """The input schema clients see for tool ``name`` (compact and closed), or None for no such tool."""
+        if self._schemas is None:
+            self._schemas = {}
+        schema: dict[str, Any] | None = self._schemas.get(name)
+        if schema is None:
+            tool = self._tool_manager.get_tool(name)
+            if tool is None:
+                return None
+            schema = self._schemas[name] = dict(close(compact_schema(tool.parameters)))
+        return schema
+
     def add_tool(self, *args: Any, **kwargs: Any) -> None:
-        self._listed = None
+        self._listed = self._schemas = None
         super().add_tool(*args, **kwargs)
 
 
@@ -173,7 +189,7 @@ def compact_schema(node: Any) -> Any:
     return out
 
 
-def _quiet_server() -> MCPServer:
+def _quiet_server() -> _Server:
     """Construct MCPServer without letting it call ``logging.basicConfig`` on Jupyter's root logger."""
     root = logging.getLogger()
     guard: Any = None

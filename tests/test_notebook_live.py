@@ -188,7 +188,7 @@ async def test_expected_source_refuses_a_stale_edit(mcp_client: Any, make_notebo
             exec=False,
             updates=[{"cell_id": "c2", "content": "x = 20", "expected_source": "# changed\nx = 2"}],
         )
-        assert fine["updated"] == [{"index": 2, "id": "c2"}]
+        assert [(u["index"], u["id"]) for u in fine["updated"]] == [(2, "c2")]
 
 
 @pytest.mark.parametrize(
@@ -302,7 +302,7 @@ async def test_delete_move_replace_and_retype(mcp_client: Any, make_notebook: An
             exec=False,
             updates=[{"cell_id": "c2", "cell_type": "markdown", "content": "## Two"}],
         )
-        assert retyped["updated"] == [{"index": 1, "id": "c2"}]
+        assert [(u["index"], u["id"]) for u in retyped["updated"]] == [(1, "c2")]
         await human.wait_until(lambda: human.cells()[1]["cell_type"] == "markdown")
         assert human.cells()[1]["source"] == "## Two"
         assert "outputs" not in human.cells()[1]

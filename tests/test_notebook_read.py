@@ -92,8 +92,10 @@ async def test_get_notebook_renders_cells_and_outputs(mcp_client: Any, nb: str) 
     assert "3000 more characters cut" in long_text
     assert data["metadata"]["kernelspec"]["name"] == "python3"
     assert data["metadata"]["nbformat"] == "4.5"
-    assert data["truncated"] is False
+    assert data["truncated"] is True  # an output was cut: the result says so, and names the cell
+    assert data["cut_cells"] == ["long"]
     assert data["next_index"] is None
+    assert all(len(c["revision"]) == 12 for c in data["cells"])
     assert data["collaboration"]["room_id"].startswith("json:notebook:")
 
 

@@ -8,13 +8,15 @@ and execution outputs have a module each.
 from .adapter import ContentWatch, RoomInfo, RoomsAdapter
 from .edits import Edit, EditJournal
 from .history import Row
-from .notebook import AGENT_ORIGIN, CellChange, CellData, NewCell, NotebookView
-from .textdoc import TextOp, TextView
+from .merge import TextOp
+from .notebook import AGENT_ORIGIN, CellChange, CellData, CellUpdate, NewCell, NotebookView
+from .textdoc import TextView
 
 __all__ = [
     "AGENT_ORIGIN",
     "CellChange",
     "CellData",
+    "CellUpdate",
     "ContentWatch",
     "Edit",
     "EditJournal",

@@ -13,17 +13,20 @@ from __future__ import annotations
 import contextlib
 import re
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from pycrdt import Map
 
 from ..errors import Conflict, InvalidArgument, NotFound
+from ..render import CUT_MARKER, cut
+from ..revisions import Base, revision_of
 from .cellindex import CellIndex, cells_json
 from .edits import Edit as JournalEdit
 from .edits import EditJournal
-from .text import Edit, line_column, minimal_edit
+from .merge import Hunk, MergeConflict, TextOp, apply, diff, hunks_of, rebase
+from .text import Edit, apply_hunks, line_column
 
 #: Transaction origin of every edit we make (history and subscriptions tell agents apart by it).
 AGENT_ORIGIN = "jupyter-notebook-mcp"
@@ -51,13 +54,34 @@ class NewCell:
 
 @dataclass
 class CellChange:
-    """One requested update; ``cell_id`` wins over ``index`` when both are given."""
+    """One requested update; ``cell_id`` wins over ``index`` when both are given.
+
+    ``source`` (the whole new source) or ``operations`` (edits at character positions) say what the
+    agent wants; both are relative to the text it read (named by ``base_revision``, or the one its
+    session was last served) when that is known, else to the live text.
+    """
 
     cell_id: str | None = None
     index: int | None = None
     source: str | None = None
     cell_type: str | None = None
     expected_source: str | None = None
+    operations: list[TextOp] | None = None
+    base_revision: str | None = None
+
+
+#: Finds the base of an update: ``(base_revision or None, live source, cell id) -> Base or None``.
+BaseFinder = Callable[[str | None, str, str], Base | None]
+
+
+@dataclass
+class CellUpdate:
+    """What an update did to one cell: ``text`` is the source as the agent's edit defines it (its base
+    with its change), the base its next update may name."""
+
+    index: int
+    id: str
+    text: str
 
 
 @dataclass
@@ -195,8 +219,17 @@ class NotebookView:
         return matches, False
 
     # -- edits ------------------------------------------------------------------------------------
-    def insert(self, cells: list[NewCell], at: int) -> list[tuple[int, str, str]]:
-        at = self.check_index(at, allow_end=True)
+    def insert(self, cells: list[NewCell], at: int | list[int]) -> list[tuple[int, str, str]]:
+        """Insert cells in one transaction: all from index ``at``, or each at its own index of ``at`` (applied
+        in order, each counting the cells inserted before it). Returns (final index, id, type) per cell."""
+        count = self.cell_count
+        positions = [at + k for k in range(len(cells))] if isinstance(at, int) else list(at)
+        for k, position in enumerate(positions):
+            if position < 0 or position > count + k:
+                where = "start_position" if isinstance(at, int) else f"positions[{k}]"
+                raise InvalidArgument(
+                    f"{where} {position} out of range: there are {count + k} cells then, so 0-{count + k}"
+                )
         for cell in cells:
             _check_type(cell.cell_type)
         ids = [str(uuid.uuid4()) for _ in cells]
@@ -204,14 +237,17 @@ class NotebookView:
             self._nb.create_ycell({**_nbformat_cell(c.cell_type, c.source, c.metadata), "id": cell_id})
             for c, cell_id in zip(cells, ids, strict=True)
         ]
-        summary = f"inserted {_cells_text(ids)} at {at}"
+        summary = f"inserted {_cells_text(ids)} at {positions[0] if positions else count}"
+        final: list[int] = []
         with self.edit(summary, cell_id=ids[-1] if ids else None, offset=len(cells[-1].source) if cells else None):
-            for offset, ycell in enumerate(ycells):
-                self._cells.insert(at + offset, ycell)
-        return [(at + k, ids[k], cells[k].cell_type) for k in range(len(cells))]
+            for position, ycell in zip(positions, ycells, strict=True):
+                self._cells.insert(position, ycell)
+                final = [i + 1 if i >= position else i for i in final] + [position]
+        return [(final[k], ids[k], cells[k].cell_type) for k in range(len(cells))]
 
-    def update(self, changes: list[CellChange]) -> list[tuple[int, str]]:
-        plan: list[tuple[int, CellChange]] = []
+    def update(self, changes: list[CellChange], bases: BaseFinder | None = None) -> list[CellUpdate]:
+        """Apply a batch of cell updates in one transaction, each merged from its base; all or nothing."""
+        plan: list[tuple[int, Any, str, CellChange, list[Hunk], str]] = []
         seen: set[int] = set()
         for change in changes:
             index = self.resolve(change.cell_id, change.index)
@@ -220,29 +256,30 @@ class NotebookView:
             seen.add(index)
             if change.cell_type is not None:
                 _check_type(change.cell_type)
-            if change.source is None and change.cell_type is None:
-                raise InvalidArgument(f"update of cell {index} changes nothing: give content or cell_type")
-            if change.expected_source is not None:
-                live = str(self._cells[index]["source"])
-                if live != change.expected_source:
-                    raise Conflict(
-                        f"cell {self._index.ids[index]!r} changed since read (its source is not expected_source): "
-                        "re-read the cell and retry; nothing was applied"
-                    )
-            plan.append((index, change))
-        done: list[tuple[int, str]] = []
-        ids = [self._index.ids[i] for i, _ in plan]
-        last = plan[-1][1] if plan else None
-        offset = len(last.source) if last is not None and last.source is not None else None
+            if change.source is not None and change.operations is not None:
+                raise InvalidArgument(f"update of cell {index} gives both content and operations: give one")
+            if change.source is None and change.operations is None and change.cell_type is None:
+                raise InvalidArgument(f"update of cell {index} changes nothing: give content, operations or cell_type")
+            ycell = self._cells[index]
+            cell_id = self._index.ids[index]
+            live = str(ycell["source"])
+            if change.expected_source is not None and live != change.expected_source:
+                raise Conflict(
+                    f"cell {cell_id!r} changed since read (its source is not expected_source): "
+                    "re-read the cell and retry; nothing was applied"
+                )
+            base = bases(change.base_revision, live, cell_id) if bases is not None else None
+            hunks, text = _merged(cell_id, live, change, base)
+            plan.append((index, ycell, live, change, hunks, text))
+        ids = [self._index.ids[i] for i, *_ in plan]
+        offset = _end_of_change(plan[-1][4]) if plan else None
         with self.edit(f"updated {_cells_text(ids)}", cell_id=ids[-1] if ids else None, offset=offset):
-            for index, change in plan:
-                ycell = self._cells[index]
+            for index, ycell, live, change, hunks, _ in plan:
                 if change.cell_type is not None and change.cell_type != ycell.get("cell_type"):
-                    self._retype(index, change.cell_type, change.source)
-                elif change.source is not None:
-                    _apply(ycell["source"], minimal_edit(str(ycell["source"]), change.source))
-                done.append((index, str(self._cells[index]["id"])))
-        return done
+                    self._retype(index, change.cell_type, apply(live, hunks))
+                elif hunks:
+                    apply_hunks(ycell["source"], live, hunks)
+        return [CellUpdate(index, cell_id, text) for (index, *_, text), cell_id in zip(plan, ids, strict=True)]
 
     def delete(self, indexes: list[int]) -> list[CellData]:
         unique = sorted(set(indexes))
@@ -301,14 +338,64 @@ class NotebookView:
                     ycell["outputs"].clear()
                     ycell["execution_count"] = None
 
-    def _retype(self, index: int, cell_type: str, source: str | None) -> None:
+    def _retype(self, index: int, cell_type: str, source: str) -> None:
         old = self._cells[index].to_py() or {}
-        text = source if source is not None else str(old.get("source", ""))
-        cell = _nbformat_cell(cell_type, text, dict(old.get("metadata") or {}))
+        cell = _nbformat_cell(cell_type, source, dict(old.get("metadata") or {}))
         cell["id"] = old.get("id")
         if cell_type == "code" and old.get("cell_type") == "code":
             cell["outputs"] = old.get("outputs", [])
         self._cells[index] = self._nb.create_ycell(cell)
+
+
+def _merged(cell_id: str, live: str, change: CellChange, base: Base | None) -> tuple[list[Hunk], str]:
+    """The hunks of ``live`` that carry out ``change``, and the source as the agent's edit defines it.
+
+    Without a base the change is relative to the live text. With one, the agent's change from its base
+    is moved onto the live text past what others changed since (rooms/merge.py); where both changed
+    the same characters, nothing is applied and the agent is shown the cell as it is now.
+    """
+    reference = base.text if base is not None else live
+    if change.operations is not None:
+        agent = hunks_of(change.operations, reference)
+        text = apply(reference, agent)
+    elif change.source is not None:
+        if base is not None and base.cut:
+            raise Conflict(
+                f"your read of cell {cell_id!r} (revision {base.revision}) was cut at max_content_length, so "
+                "writing a whole source from it would delete the rest: re-read the cell whole (get_notebook with "
+                "cell_ids and a larger max_content_length), or edit with operations; nothing was applied"
+            )
+        if CUT_MARKER.search(change.source):
+            raise InvalidArgument(
+                f"the content for cell {cell_id!r} contains the marker of a cut read ('[... N more characters "
+                "cut]'): writing it would delete the part that was cut; re-read the cell whole, or edit with "
+                "operations; nothing was applied"
+            )
+        text = change.source
+        agent = diff(reference, text)
+    else:
+        return [], live
+    if base is None or base.text == live:
+        return agent, text
+    try:
+        return rebase(base.text, agent, live), text
+    except MergeConflict as conflict:
+        now = revision_of(live)
+        raise Conflict(
+            f"cell {cell_id!r} changed where your edit applies: since your read (revision {base.revision}) "
+            f"characters {conflict.other.start}-{conflict.other.end} of what you read were changed, and your "
+            f"edit changes characters {conflict.agent.start}-{conflict.agent.end}; nothing was applied. "
+            f"The cell now reads (revision {now}):\n{cut(live, 2000)}\n"
+            f"Redo your change on this text and send it with base_revision {now!r}."
+        ) from None
+
+
+def _end_of_change(hunks: list[Hunk]) -> int | None:
+    """Character offset, in the new text, just after the last hunk (where the agent's cursor goes)."""
+    if not hunks:
+        return None
+    shift = sum(len(h.insert) - (h.end - h.start) for h in hunks[:-1])
+    return hunks[-1].start + shift + len(hunks[-1].insert)
 
 
 def _cell_data(index: int, raw: dict[str, Any]) -> CellData:

@@ -9,6 +9,10 @@ suffix only touches what really changed, so concurrent edits elsewhere in the te
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .merge import Hunk
 
 
 @dataclass(frozen=True)
@@ -48,3 +52,21 @@ def line_column(text: str, char_index: int) -> tuple[int, int]:
     line = text.count("\n", 0, char_index) + 1
     column = char_index - (text.rfind("\n", 0, char_index) + 1) + 1
     return line, column
+
+
+def apply_hunks(ytext: Any, text: str, hunks: list[Hunk]) -> None:
+    """Apply character ``hunks`` of ``text`` (the Y text's content now) as UTF-8 byte edits, last first.
+
+    Byte offsets are found in one pass over the text, so many hunks cost no more than one.
+    """
+    edits = []
+    at_char = at_byte = 0
+    for hunk in sorted(hunks, key=lambda h: (h.start, h.end)):
+        at_byte += len(text[at_char : hunk.start].encode("utf-8"))
+        at_char = hunk.start
+        edits.append(Edit(at_byte, at_byte + len(text[hunk.start : hunk.end].encode("utf-8")), hunk.insert))
+    for edit in reversed(edits):
+        if edit.end > edit.start:
+            del ytext[edit.start : edit.end]
+        if edit.insert:
+            ytext.insert(edit.start, edit.insert)

@@ -1,34 +1,29 @@
 """One call's view of a live text document (``.py``, ``.md``, ``.txt``, ...): its ``source`` Y text.
 
-Positions given by agents are characters in the text as it was before the batch. A batch is validated
-completely (in range, not overlapping) and applied in one agent transaction from the end of the text
-backwards, so earlier operations never shift later ones; each becomes a UTF-8 byte-offset edit, so a
-person typing elsewhere in the file keeps their text.
+Positions given by agents are characters in the text they read: the text before the batch, or — with
+a base revision — the text as it was at that read, the agent's operations then being moved past what
+others typed since (rooms/merge.py). A batch is validated completely (in range, not overlapping) and
+applied in one agent transaction from the end of the text backwards, so earlier operations never
+shift later ones; each becomes a UTF-8 byte-offset edit, so a person typing elsewhere keeps their text.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from pycrdt import Text
 
-from ..errors import InvalidArgument
+from ..errors import Conflict, InvalidArgument
+from ..render import cut
+from ..revisions import Base, revision_of
 from .edits import Edit, EditJournal
+from .merge import MergeConflict, TextOp, apply, hunks_of, rebase
 from .notebook import AGENT_ORIGIN
-from .text import minimal_edit
+from .text import apply_hunks, minimal_edit
 
-
-@dataclass(frozen=True)
-class TextOp:
-    """Replace ``length`` characters at ``position`` with ``insert`` (position -1: the end)."""
-
-    position: int
-    length: int
-    insert: str
+__all__ = ["TextOp", "TextView"]
 
 
 class TextView:
@@ -55,41 +50,35 @@ class TextView:
     def text(self) -> str:
         return str(self._text)
 
-    def apply(self, ops: list[TextOp], summary: str | None = None) -> int:
-        """Apply a batch atomically; returns the new length in characters."""
-        text = self.text
-        size = len(text)
-        spans = []
-        for n, op in enumerate(ops):
-            position = size if op.position == -1 else op.position
-            if position < 0 or position > size:
-                raise InvalidArgument(
-                    f"operation {n}: position {op.position} is outside the text (0-{size} characters)"
-                )
-            if op.length < 0 or position + op.length > size:
-                raise InvalidArgument(
-                    f"operation {n}: length {op.length} at position {position} runs past the end ({size} characters)"
-                )
-            spans.append((position, position + op.length, op.insert, n))
-        spans.sort(key=lambda s: (s[0], s[1]))
-        for (_, a1, _, an), (b0, _, _, bn) in itertools.pairwise(spans):
-            if b0 < a1:
-                raise InvalidArgument(f"operations {an} and {bn} overlap: give non-overlapping ranges")
-        inserted = sum(len(s[2]) for s in spans)
-        removed = sum(s[1] - s[0] for s in spans)
-        summary = summary or f"edited the text ({len(spans)} operation{'s' if len(spans) != 1 else ''}: " + (
+    def apply(self, ops: list[TextOp], summary: str | None = None, *, base: Base | None = None) -> tuple[int, str]:
+        """Apply a batch atomically, merged from ``base`` when given; returns the new length in characters
+        and the text as the agent's edit defines it (its base with its operations)."""
+        live = self.text
+        reference = base.text if base is not None else live
+        agent = hunks_of(ops, reference)
+        wanted = apply(reference, agent)
+        hunks = agent
+        if base is not None and base.text != live:
+            try:
+                hunks = rebase(base.text, agent, live)
+            except MergeConflict as conflict:
+                now = revision_of(live)
+                raise Conflict(
+                    f"{self.path} changed where your edit applies: since your read (revision {base.revision}) "
+                    f"characters {conflict.other.start}-{conflict.other.end} of what you read were changed, and "
+                    f"your operations change characters {conflict.agent.start}-{conflict.agent.end}; nothing was "
+                    f"applied. The text now reads (revision {now}):\n{cut(live, 2000)}\n"
+                    f"Redo your change on this text and send it with base_revision {now!r}."
+                ) from None
+        inserted = sum(len(h.insert) for h in agent)
+        removed = sum(h.end - h.start for h in agent)
+        summary = summary or f"edited the text ({len(agent)} operation{'s' if len(agent) != 1 else ''}: " + (
             f"+{inserted} -{removed} characters)"
         )
-        last = spans[-1] if spans else None
-        with self._edit(summary, last[0] + len(last[2]) if last else None):
-            for start, end, insert, _ in reversed(spans):
-                byte_start = len(text[:start].encode("utf-8"))
-                byte_end = byte_start + len(text[start:end].encode("utf-8"))
-                if byte_end > byte_start:
-                    del self._text[byte_start:byte_end]
-                if insert:
-                    self._text.insert(byte_start, insert)
-        return len(self.text)
+        shift = sum(len(h.insert) - (h.end - h.start) for h in hunks[:-1])
+        with self._edit(summary, hunks[-1].start + shift + len(hunks[-1].insert) if hunks else None):
+            apply_hunks(self._text, live, hunks)
+        return len(self.text), wanted
 
     def set_text(self, wanted: str, summary: str) -> bool:
         """Make the text ``wanted`` with one minimal replacement (text typed elsewhere survives); False when equal."""

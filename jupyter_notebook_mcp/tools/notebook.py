@@ -24,10 +24,10 @@ from ..models import (
     SessionResult,
     User,
 )
-from ..render import cut, render_outputs
+from ..render import CUT_MARKER, cut, render_outputs
 from ..rooms import CellData
 from .registry import READ, WRITE, Backends, ToolSpec
-from .views import notebook_view
+from .views import Reads, notebook_view
 
 
 def check_max(name: str, value: int, limit: int) -> None:
@@ -124,18 +124,24 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
                 )
             indexes = list(range(start_index, end))
         cells: list[Cell] = []
+        cut_cells: list[str] = []
         used, next_index = 0, None
+        reads = Reads(b, ctx, path, fork_id)
         for data in view.cells(indexes):
-            cell = _cell(data, include_outputs, b.max_output_length)
+            cell, outputs_cut = _cell(data, include_outputs, b.max_output_length)
             size = len(cell.source) + sum(len(o.text) for o in cell.outputs)
             if cells and used + size > max_content_length:
                 next_index = data.index if cell_ids is None else None
                 break
-            if size > max_content_length:  # a single huge cell still comes back, cut
+            source_cut = len(data.source) > max_content_length
+            if source_cut:  # a single huge cell still comes back, cut (and its revision says so)
                 cell.source = cut(cell.source, max_content_length)
+            cell.revision = reads.served(data.source, data.id, cut=source_cut)
+            if source_cut or outputs_cut:
+                cut_cells.append(data.id)
             cells.append(cell)
             used += size
-        truncated = len(cells) < len(indexes)
+        truncated = len(cells) < len(indexes) or bool(cut_cells)
         collaboration = None
         if include_collaboration_state:
             room = b.rooms.info(path, "notebook")
@@ -149,7 +155,8 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
             metadata=view.notebook_metadata(),
             collaboration=collaboration,
             truncated=truncated,
-            next_index=next_index if truncated else None,
+            next_index=next_index,
+            cut_cells=cut_cells,
         )
 
     async def get_notebook_info(ctx: Context, path: str) -> NotebookInfo:
@@ -217,13 +224,16 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
     ]
 
 
-def _cell(data: CellData, include_outputs: bool, max_output_length: int) -> Cell:
+def _cell(data: CellData, include_outputs: bool, max_output_length: int) -> tuple[Cell, bool]:
+    """The cell as returned (its revision is set by the caller), and whether an output text was cut."""
     outputs = render_outputs(data.outputs, max_output_length) if include_outputs else []
-    return Cell(
+    cell = Cell(
         index=data.index,
         id=data.id,
         cell_type=data.cell_type,
         source=data.source,
+        revision="",
         execution_count=data.execution_count,
         outputs=[RenderedOutput(**o) for o in outputs],
     )
+    return cell, any(CUT_MARKER.search(o["text"][-64:]) for o in outputs)  # cut() puts its marker last

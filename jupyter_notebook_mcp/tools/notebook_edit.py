@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from typing import Annotated
 
 from mcp.server.mcpserver import Context
+from pydantic import Field
 
 from ..errors import Conflict, InvalidArgument
 from ..models import (
@@ -20,11 +22,11 @@ from ..models import (
     UpdatedCell,
     UpdateResult,
 )
-from ..rooms import CellChange, NewCell
+from ..rooms import CellChange, NewCell, NotebookView, TextOp
 from .execution import run_after_edit
 from .notebook import compile_query
 from .registry import WRITE, Backends, ToolSpec
-from .views import notebook_view
+from .views import Reads, notebook_view
 
 MAX_BATCH = 1000
 
@@ -36,32 +38,86 @@ def _check_batch(name: str, items: list[object]) -> None:
         raise InvalidArgument(f"{name} has {len(items)} entries; at most {MAX_BATCH} per call")
 
 
+def _addresses(
+    view: NotebookView,
+    updates: list[CellUpdateInput],
+    cell_ids: list[str] | None,
+    start_index: int | None,
+    end_index: int | None,
+) -> list[tuple[str | None, int | None] | None]:
+    """Per update, the cell that top-level cell_ids or start_index/end_index give it (None: its own address)."""
+    if cell_ids is None and start_index is None:
+        if end_index is not None:
+            raise InvalidArgument("end_index needs start_index")
+        return [None] * len(updates)
+    if cell_ids is not None and start_index is not None:
+        raise InvalidArgument("give cell_ids or start_index (and end_index), not both")
+    if any(u.cell_id is not None or u.index is not None for u in updates):
+        raise InvalidArgument(
+            "the updates carry their own cell_id or index: with top-level cell_ids or start_index, leave them out"
+        )
+    if cell_ids is not None:
+        if len(cell_ids) != len(updates):
+            raise InvalidArgument(
+                f"cell_ids has {len(cell_ids)} entries for {len(updates)} updates: give one per update"
+            )
+        return [(cid, None) for cid in cell_ids]
+    assert start_index is not None
+    view.check_index(start_index)
+    end = start_index + len(updates)
+    if end_index is not None and end_index != end:
+        raise InvalidArgument(
+            f"end_index {end_index} does not fit {len(updates)} updates from start_index {start_index}: "
+            f"end_index is exclusive, so it is {end} (or leave it out)"
+        )
+    if end > view.cell_count:
+        raise InvalidArgument(
+            f"{len(updates)} updates from start_index {start_index} run past the notebook's {view.cell_count} cells"
+        )
+    return [(None, i) for i in range(start_index, end)]
+
+
 def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
     async def batch_insert_notebook_cells(
         ctx: Context,
-        path: str,
-        cells: list[CellInput],
-        start_position: int | None = None,
-        after_cell_id: str | None = None,
-        exec: bool = True,
-        fork_id: str | None = None,
+        path: Annotated[str, Field(description="Notebook path, relative to the Jupyter root.")],
+        cells: Annotated[list[CellInput], Field(description="The cells to insert, in order.")],
+        start_position: Annotated[
+            int | None, Field(description="Index to insert the first cell at (0 = top); default: append.")
+        ] = None,
+        positions: Annotated[
+            list[int] | None,
+            Field(description="One index per cell instead, applied in order (each counts the cells inserted before)."),
+        ] = None,
+        after_cell_id: Annotated[
+            str | None, Field(description="Insert after this cell (preferred: right even if others move cells).")
+        ] = None,
+        exec: Annotated[bool, Field(description="Run the inserted code cells after inserting.")] = True,
+        fork_id: Annotated[str | None, Field(description="Insert into this fork instead of the live notebook.")] = None,
     ) -> InsertResult:
-        """Insert cells, in order, live in the notebook; people with it open see them appear.
+        """Insert cells live in the notebook; people with it open see them appear.
 
-        Where: after_cell_id (preferred: stays right when others move cells), or start_position
-        (0-based index to insert at), or appended at the end when neither is given. With exec (the
-        default) the inserted code cells then run in order, stopping at the first error.
+        Where: after_cell_id, start_position, positions (one index per cell), or appended at the end.
+        With exec (the default) the inserted code cells then run in order, stopping at the first error.
         """
         _check_batch("cells", list(cells))
         path = await b.contents.require(path, "notebook")
         view = await notebook_view(b, ctx, path, fork_id)
+        if positions is not None and (after_cell_id is not None or start_position is not None):
+            raise InvalidArgument("give one of after_cell_id, start_position or positions")
         if after_cell_id is not None:
-            at = view.resolve(cell_id=after_cell_id) + 1
+            at: int | list[int] = view.resolve(cell_id=after_cell_id) + 1
             if start_position is not None and start_position != at:
                 raise Conflict(
                     f"after_cell_id {after_cell_id!r} means position {at}, not start_position {start_position}: "
                     "give one of them"
                 )
+        elif positions is not None:
+            if len(positions) != len(cells):
+                raise InvalidArgument(
+                    f"positions has {len(positions)} entries for {len(cells)} cells: give one per cell"
+                )
+            at = list(positions)
         elif start_position is not None:
             at = view.check_index(start_position, allow_end=True)
         else:
@@ -72,44 +128,66 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         executions, skipped = (
             await run_after_edit(b, ctx, path, [cid for _, cid, _ in inserted], fork_id) if exec else (None, None)
         )
+        reads = Reads(b, ctx, path, fork_id)
         return InsertResult(
-            inserted=[InsertedCell(index=i, id=cid, cell_type=kind) for i, cid, kind in inserted],
+            inserted=[
+                InsertedCell(index=i, id=cid, cell_type=kind, revision=reads.served(cell.source, cid))
+                for (i, cid, kind), cell in zip(inserted, new, strict=True)
+            ],
             cell_count=cell_count,
             executions=executions,
             execution_skipped=skipped,
         )
 
     async def batch_update_notebook_cells(
-        ctx: Context, path: str, updates: list[CellUpdateInput], exec: bool = True, fork_id: str | None = None
+        ctx: Context,
+        path: Annotated[str, Field(description="Notebook path, relative to the Jupyter root.")],
+        updates: Annotated[list[CellUpdateInput], Field(description="One entry per cell to change.")],
+        cell_ids: Annotated[
+            list[str] | None, Field(description="Cells the updates apply to, in order (instead of per-update ids).")
+        ] = None,
+        start_index: Annotated[
+            int | None, Field(description="Or: the updates apply to consecutive cells from this index.")
+        ] = None,
+        end_index: Annotated[
+            int | None, Field(description="With start_index: end of that range (exclusive); optional.")
+        ] = None,
+        exec: Annotated[bool, Field(description="Run the updated code cells after updating.")] = True,
+        fork_id: Annotated[str | None, Field(description="Update this fork instead of the live notebook.")] = None,
     ) -> UpdateResult:
-        """Change cells' source and/or type live, as minimal text edits so others' typing survives.
+        """Change cells' source and/or type live; a person's typing since your read is kept.
 
-        content becomes the cell's source: only the changed span is rewritten, so what a person types
-        at the same moment elsewhere in the cell is kept. Text that reached the cell after your read
-        and before this call would be replaced: pass expected_source (the source you read) to refuse
-        the edit instead, and nothing in the batch is applied. Address cells by cell_id (preferred) or index.
+        Each update gives content (the whole new source) or operations (edits at character offsets,
+        no read needed). Pass base_revision (from your read) and your change is merged onto the live
+        source; in a session the last revision you were served is used when you pass none. An edit
+        overlapping someone else's is refused with the current source; nothing in the batch applies.
         With exec (the default) the updated code cells then run in order, stopping at the first error.
         """
         _check_batch("updates", list(updates))
         path = await b.contents.require(path, "notebook")
         view = await notebook_view(b, ctx, path, fork_id)
+        addresses = _addresses(view, updates, cell_ids, start_index, end_index)
         changes = [
             CellChange(
-                cell_id=u.cell_id,
-                index=u.index,
+                cell_id=u.cell_id if address is None else address[0],
+                index=u.index if address is None else address[1],
                 source=u.content,
                 cell_type=u.cell_type,
                 expected_source=u.expected_source,
+                operations=[TextOp(o.position, o.length, o.content) for o in u.operations]
+                if u.operations is not None
+                else None,
+                base_revision=u.base_revision,
             )
-            for u in updates
+            for u, address in zip(updates, addresses, strict=True)
         ]
-        done = view.update(changes)
+        reads = Reads(b, ctx, path, fork_id)
+        done = view.update(changes, lambda revision, live, cell_id: reads.base(revision, live, cell_id))
+        updated = [UpdatedCell(index=u.index, id=u.id, revision=reads.served(u.text, u.id)) for u in done]
         executions, skipped = (
-            await run_after_edit(b, ctx, path, [cid for _, cid in done], fork_id) if exec else (None, None)
+            await run_after_edit(b, ctx, path, [u.id for u in done], fork_id) if exec else (None, None)
         )
-        return UpdateResult(
-            updated=[UpdatedCell(index=i, id=cid) for i, cid in done], executions=executions, execution_skipped=skipped
-        )
+        return UpdateResult(updated=updated, executions=executions, execution_skipped=skipped)
 
     async def batch_delete_notebook_cells(
         ctx: Context,

@@ -30,6 +30,7 @@ from ..execution import ExecutionService
 from ..groups import GROUPS
 from ..kernels import KernelsAdapter
 from ..request_state import STATE_HANDLER, STATE_USER
+from ..revisions import Revisions
 from ..rooms import RoomsAdapter
 
 log = logging.getLogger(__name__)
@@ -54,6 +55,7 @@ class Backends:
     history: Any = None  # jupyter_notebook_mcp.history.HistoryService
     forks: Any = None  # jupyter_notebook_mcp.forks.ForkService
     presence: Any = None  # jupyter_notebook_mcp.presence.PresenceService
+    revisions: Revisions = field(default_factory=Revisions)
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import mimetypes
+from typing import Annotated
 
 from mcp.server.mcpserver import Context
+from pydantic import Field
 
 from ..errors import InvalidArgument
 from ..models import (
@@ -22,10 +24,12 @@ from ..rooms import TextOp
 from .notebook import join_room
 from .notebook_edit import MAX_BATCH
 from .registry import READ, WRITE, Backends, ToolSpec
-from .views import text_view
+from .views import Reads, text_view
+
+BASE_HELP = "revision from get_document that your positions refer to: others' typing since is kept."
 
 
-def _check_ops(ops: list[object]) -> None:
+def _check_ops(ops: list[TextOp]) -> None:
     if not ops:
         raise InvalidArgument("operations is empty: give at least one")
     if len(ops) > MAX_BATCH:
@@ -59,6 +63,7 @@ def text_tools(b: Backends) -> list[ToolSpec]:
         path = await text_file(path)
         view = await text_view(b, ctx, path, fork_id)
         text = view.text
+        revision = Reads(b, ctx, path, fork_id).served(text)
         entry = await b.contents.model(path)
         collaboration = None
         room = b.rooms.info(path, "file") if include_collaboration_state else None
@@ -76,6 +81,7 @@ def text_tools(b: Backends) -> list[ToolSpec]:
             last_modified=entry.last_modified,
             writable=entry.writable,
             truncated=offset + len(chunk) < len(text),
+            revision=revision,
             collaboration=collaboration,
         )
 
@@ -87,36 +93,48 @@ def text_tools(b: Backends) -> list[ToolSpec]:
             raise InvalidArgument(f"{path!r} is not a text file or notebook (found: {kind or 'nothing'})")
         return await join_room(b, await b.contents.require(path, kind), kind)
 
+    async def edit(
+        ctx: Context, path: str, ops: list[TextOp], base_revision: str | None, fork_id: str | None
+    ) -> TextEditResult:
+        """Apply operations on a text file from the agent's base (see Reads.base), all or nothing."""
+        _check_ops(ops)
+        path = await text_file(path)
+        view = await text_view(b, ctx, path, fork_id)
+        reads = Reads(b, ctx, path, fork_id)
+        length, wanted = view.apply(ops, base=reads.base(base_revision, view.text))
+        return TextEditResult(applied=len(ops), length=length, revision=reads.served(wanted))
+
     async def batch_update_document(
-        ctx: Context, path: str, operations: list[TextUpdateOp], fork_id: str | None = None
+        ctx: Context,
+        path: Annotated[str, Field(description="Text file path, relative to the Jupyter root.")],
+        operations: Annotated[list[TextUpdateOp], Field(description="Replacements, at offsets of the text you read.")],
+        base_revision: Annotated[str | None, Field(description=BASE_HELP)] = None,
+        fork_id: Annotated[str | None, Field(description="Edit this fork instead of the live file.")] = None,
     ) -> TextEditResult:
         """Replace ranges of a text file live: each operation puts content in place of length characters at
-        position (-1 = the end). Positions refer to the text before the batch; all or nothing."""
-        _check_ops(list(operations))
-        path = await text_file(path)
-        view = await text_view(b, ctx, path, fork_id)
-        length = view.apply([TextOp(o.position, o.length, o.content) for o in operations])
-        return TextEditResult(applied=len(operations), length=length)
+        position (-1 = the end) of the text you read; a person's typing since is kept. All or nothing."""
+        ops = [TextOp(o.position, o.length, o.content) for o in operations]
+        return await edit(ctx, path, ops, base_revision, fork_id)
 
     async def batch_insert_text(
-        ctx: Context, path: str, operations: list[TextInsertOp], fork_id: str | None = None
+        ctx: Context,
+        path: Annotated[str, Field(description="Text file path, relative to the Jupyter root.")],
+        operations: Annotated[list[TextInsertOp], Field(description="Insertions, at offsets of the text you read.")],
+        base_revision: Annotated[str | None, Field(description=BASE_HELP)] = None,
+        fork_id: Annotated[str | None, Field(description="Edit this fork instead of the live file.")] = None,
     ) -> TextEditResult:
-        """Insert text at character positions of the text before the batch (-1 = the end); all or nothing."""
-        _check_ops(list(operations))
-        path = await text_file(path)
-        view = await text_view(b, ctx, path, fork_id)
-        length = view.apply([TextOp(o.position, 0, o.text) for o in operations])
-        return TextEditResult(applied=len(operations), length=length)
+        """Insert text at character positions of the text you read (-1 = the end); all or nothing."""
+        return await edit(ctx, path, [TextOp(o.position, 0, o.text) for o in operations], base_revision, fork_id)
 
     async def batch_delete_text(
-        ctx: Context, path: str, operations: list[TextDeleteOp], fork_id: str | None = None
+        ctx: Context,
+        path: Annotated[str, Field(description="Text file path, relative to the Jupyter root.")],
+        operations: Annotated[list[TextDeleteOp], Field(description="Deletions, at offsets of the text you read.")],
+        base_revision: Annotated[str | None, Field(description=BASE_HELP)] = None,
+        fork_id: Annotated[str | None, Field(description="Edit this fork instead of the live file.")] = None,
     ) -> TextEditResult:
-        """Delete length characters at each position (of the text before the batch); all or nothing."""
-        _check_ops(list(operations))
-        path = await text_file(path)
-        view = await text_view(b, ctx, path, fork_id)
-        length = view.apply([TextOp(o.position, o.length, "") for o in operations])
-        return TextEditResult(applied=len(operations), length=length)
+        """Delete length characters at each position of the text you read; all or nothing."""
+        return await edit(ctx, path, [TextOp(o.position, o.length, "") for o in operations], base_revision, fork_id)
 
     async def replace_document_text(
         ctx: Context, path: str, old_text: str, new_text: str, replace_all: bool = False, fork_id: str | None = None
@@ -124,7 +142,7 @@ def text_tools(b: Backends) -> list[ToolSpec]:
         """Replace old_text by new_text in a text file live. old_text must occur exactly once unless replace_all."""
         path = await text_file(path)
         view = await text_view(b, ctx, path, fork_id)
-        count = view.replace(old_text, new_text, replace_all)
+        count = view.replace(old_text, new_text, replace_all)  # anchored on the live text: needs no base
         return ReplaceTextResult(replacements=count, length=len(view.text))
 
     return [

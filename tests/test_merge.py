@@ -1,0 +1,127 @@
+"""The three-way merge (pure logic): agent changes move onto the live text past a person's, or conflict."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+from jupyter_notebook_mcp.rooms.merge import Hunk, MergeConflict, apply, diff, rebase
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("", ""),
+        ("", "abc"),
+        ("abc", ""),
+        ("abc", "abc"),
+        ("human", "hmn"),
+        ("print(1)\nprint(2)\n", "print(1)\nx = 3\nprint(2)\n"),
+        ("héllo wörld", "hello world!"),
+        ("a" * 50 + "b" + "a" * 50, "a" * 50 + "c" + "a" * 50),
+    ],
+)
+def test_diff_turns_old_into_new(old: str, new: str) -> None:
+    hunks = diff(old, new)
+    assert apply(old, hunks) == new
+    for first, second in itertools.pairwise(hunks):
+        assert first.end <= second.start
+
+
+def test_diff_finds_separate_changes_and_keeps_a_rewritten_word_whole() -> None:
+    hunks = diff("one two three four", "ONE two three FOUR")
+    assert [h.insert for h in hunks] == ["ONE", "FOUR"]
+    assert diff("x = compute(1)", "x = other(1)") == [Hunk(4, 11, "other")]
+
+
+def test_diff_falls_back_to_one_hunk_past_its_work_bound() -> None:
+    rng = random.Random(1)
+    old = "".join(rng.choice("ab") for _ in range(400))
+    new = "".join(rng.choice("ab") for _ in range(400))
+    hunks = diff(old, new, max_work=100)
+    assert len(hunks) == 1
+    assert apply(old, hunks) == new
+
+
+def test_append_while_a_person_types_keeps_both() -> None:
+    base = "human"
+    live = "human typing"  # the person typed after the agent's read
+    agent = diff(base, base + "\nappended")
+    assert apply(live, rebase(base, agent, live)) == "human typing\nappended"
+
+
+def test_person_typing_before_the_agent_span_shifts_it() -> None:
+    base = "x = 1\ny = 2\n"
+    live = "# note\nx = 1\ny = 2\n"
+    agent = diff(base, "x = 1\ny = 3\n")
+    assert apply(live, rebase(base, agent, live)) == "# note\nx = 1\ny = 3\n"
+
+
+def test_person_typing_inside_the_agent_span_is_a_conflict() -> None:
+    base = "value = compute(x)"
+    live = "value = compute_fast(x)"
+    agent = diff(base, "value = other(x)")
+    with pytest.raises(MergeConflict):
+        rebase(base, agent, live)
+
+
+def test_insertions_at_one_point_are_both_kept_the_person_first() -> None:
+    assert apply("ab", rebase("a", [Hunk(1, 1, "X")], "ab")) == "abX"
+
+
+def test_an_insertion_at_the_edge_of_a_replaced_span_is_a_conflict() -> None:
+    with pytest.raises(MergeConflict):
+        rebase("keep DROP keep", [Hunk(5, 9, "")], "keep >DROP keep")
+    with pytest.raises(MergeConflict):
+        rebase("keep DROP keep", [Hunk(9, 9, "!")], "keep  keep")
+
+
+def test_a_deletion_away_from_a_person_insertion_keeps_the_insertion() -> None:
+    base = "keep DROP keep"
+    live = ">keep DROP keep"
+    assert apply(live, rebase(base, [Hunk(5, 10, "")], live)) == ">keep keep"
+
+
+def test_a_change_both_sides_made_is_made_once() -> None:
+    base = "a = 1\nb = 2\n"
+    live = "a = 10\nb = 2\n"
+    agent = diff(base, "a = 10\nb = 20\n")
+    assert apply(live, rebase(base, agent, live)) == "a = 10\nb = 20\n"
+
+
+def test_rebase_is_exact_when_nothing_changed() -> None:
+    agent = [Hunk(0, 1, "Z"), Hunk(3, 3, "!")]
+    assert rebase("abc", agent, "abc") == agent
+
+
+def test_random_disjoint_edits_merge_like_applying_both() -> None:
+    rng = random.Random(7)
+    for _ in range(300):
+        base = "".join(rng.choice("abc\n ") for _ in range(rng.randint(0, 40)))
+        cut = rng.randint(0, len(base))
+        left, right = base[:cut], base[cut:]
+        # The person edits only the left part, the agent only the right part: never the same characters.
+        person = _mutate(rng, left) + right
+        agent_text = left + _mutate(rng, right)
+        try:
+            merged = apply(person, rebase(base, diff(base, agent_text), person))
+        except MergeConflict:
+            continue  # a diff may align across the cut: then refusing is allowed, losing text is not
+        assert merged == _mutate_both(person, agent_text, left, right)
+
+
+def _mutate(rng: random.Random, text: str) -> str:
+    chars = list(text)
+    for _ in range(rng.randint(0, 3)):
+        at = rng.randint(0, len(chars))
+        if chars and rng.random() < 0.4 and at < len(chars):
+            del chars[at]
+        else:
+            chars.insert(at, rng.choice("XYZ"))
+    return "".join(chars)
+
+
+def _mutate_both(person: str, agent_text: str, left: str, right: str) -> str:
+    return person[: len(person) - len(right)] + agent_text[len(left) :]
