@@ -104,7 +104,8 @@ class HistoryService:
         new_id = None
         if changes:
             latest = await self.rooms.history_rows(path, kind)
-            restores = [row for row in latest if row.metadata.get("source") == "restore"]
+            key = getattr(actor, "key", None)
+            restores = [r for r in latest if r.metadata.get("source") == "restore" and r.metadata.get("actor") == key]
             new_id = str(restores[-1].rowid) if restores else None
         return RestoreOutcome(new_id, version_id, changes, reverted, note if changes else "already identical")
 

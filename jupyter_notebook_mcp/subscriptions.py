@@ -7,8 +7,11 @@ the sender. The first change after a quiet period is announced at once; further 
 ``interval`` seconds are coalesced into one ``notifications/resources/updated`` at its end: at most one
 per subscription per interval, however many edits arrive. A cell subscription reads just that cell when
 it is due and fires only if the cell really changed. Rooms come and go (the last browser leaving deletes
-one): the watcher re-attaches to whatever room the document has, once per interval, without ever
-creating one. Subscriptions are bounded per session and released when the session ends.
+one, an agent's call opens one): subscribing opens no room, and the watcher attaches to a room the moment
+it opens — when jupyter-collaboration announces it ready (a person opening the file) and just before an
+agent edit in a room it does not watch yet — so the first change in a fresh room is announced like any
+other; an observer attached any later would miss it. A check once per interval follows rooms that closed.
+Subscriptions are bounded per session and released when the session ends.
 
 Sessions holding any subscription (``notebook://list`` included) also get
 ``notifications/resources/list_changed`` when files are created, renamed, copied or deleted.
@@ -27,7 +30,8 @@ from urllib.parse import unquote, urlsplit
 
 from .contents import ContentsAdapter
 from .errors import InvalidArgument, NotebookMCPError, NotFound
-from .rooms import ContentWatch, RoomsAdapter
+from .rooms import ContentWatch, Edit, RoomsAdapter
+from .rooms.lifecycle import RoomOpenings
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +84,8 @@ class SubscriptionManager:
         self._list_last = float("-inf")
         self._list_dirty = False
         self._saved: set[str] = set()
+        self._openings = RoomOpenings(rooms, self._room_opened)
+        rooms.journal.before_edit(self._before_edit)
 
     @property
     def subscription_count(self) -> int:
@@ -104,6 +110,7 @@ class SubscriptionManager:
         if kind == "list":  # no document to watch: list_changed comes from contents events
             self._ensure_running()
             return
+        self._openings.start()  # before looking for the room: one opening now is seen either way
         watched = self._watched.setdefault((kind, path), _Watched(kind, path, wake=self._wakeup.set))
         watched.uris.setdefault(uri, set()).add(key)
         if cell_id is not None and cell_id not in watched.cell_hashes:
@@ -158,6 +165,7 @@ class SubscriptionManager:
                 del self._watched[doc_key]
 
     async def close(self) -> None:
+        self._openings.close()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -168,6 +176,19 @@ class SubscriptionManager:
         self._sessions.clear()
 
     # -- watching ---------------------------------------------------------------------------------
+    def _room_opened(self, kind: str) -> None:
+        """A room just became ready: watch it before its first edit (one file-id lookup per watched document)."""
+        for watched in list(self._watched.values()):
+            if watched.kind == kind:
+                self._attach(watched)
+
+    def _before_edit(self, ydoc: Any, edit: Edit) -> None:
+        """An agent is about to edit ``ydoc``: if it is a watched document's room we are not observing yet
+        (the call just opened it), attach now so the edit itself is seen."""
+        watched = self._watched.get((edit.kind, edit.path))
+        if watched is not None and (watched.watch is None or watched.watch.ydoc is not ydoc):
+            self._attach(watched)
+
     def _attach(self, watched: _Watched) -> None:
         current = self.rooms.live_ydoc(watched.path, watched.kind)
         if watched.watch is not None and current is watched.watch.ydoc:

@@ -330,3 +330,67 @@ async def test_an_execution_is_one_version_by_its_agent(mcp_client: Any, make_no
         # outputs are not the agent's edits to undo: undo takes back the insert itself
         result = await call_tool(client, "undo_agent_edits", path=path)
         assert result["undone"][0].startswith("inserted cell")
+
+
+async def test_undo_after_a_notebook_restore_takes_back_the_restore_exactly(
+    mcp_client: Any, make_notebook: Any, collaborator: Any
+) -> None:
+    cells = [
+        {"cell_type": "markdown", "source": "# Title\nIntro", "id": "m0"},
+        {"cell_type": "code", "source": "x = 1", "id": "c1"},
+    ]
+    path = make_notebook("undo_restore.ipynb", cells)
+    async with collaborator(path) as human, mcp_client() as client:
+        first = (await history(client, path))[-1]["version_id"]
+        await update_cell(client, path, "m0", "# Title\nIntro, revised")
+        await call_tool(client, "batch_delete_notebook_cells", path=path, cell_ids=["c1"])
+        edited = ["# Title\nIntro, revised"]
+        await human.wait_until(lambda: human.sources() == edited)
+        restored = await call_tool(client, "restore_document_version", path=path, version_id=first)
+        await human.wait_until(lambda: human.ids() == ["m0", "c1"])
+        assert human.sources() == ["# Title\nIntro", "x = 1"]
+        assert restored["version_id"] is not None
+
+        # the restore is this session's newest edit: undoing it gives back exactly what it replaced
+        undone = await call_tool(client, "undo_agent_edits", path=path)
+        assert undone["undone"] == [f"restored version {first}"]
+        assert undone["remaining"] == 2
+        await human.wait_until(lambda: human.ids() == ["m0"])
+        assert human.sources() == edited
+        live = await call_tool(client, "get_notebook", path=path)
+        assert [c["source"] for c in live["cells"]] == edited
+
+        # then the edits before it, newest first
+        undone = await call_tool(client, "undo_agent_edits", path=path, count=2)
+        assert undone["undone"] == ["deleted cell c1", "updated cell m0"]
+        await human.wait_until(lambda: human.ids() == ["m0", "c1"])
+        assert human.sources() == ["# Title\nIntro", "x = 1"]
+        live = await call_tool(client, "get_notebook", path=path)
+        assert [c["source"] for c in live["cells"]] == ["# Title\nIntro", "x = 1"]
+
+
+async def test_a_text_restore_is_a_restore_version_and_undoable(
+    mcp_client: Any, jp_root_dir: Any, collaborator: Any
+) -> None:
+    from pathlib import Path
+
+    Path(jp_root_dir, "restore.md").write_text("alpha\n")
+    async with collaborator("restore.md", "file") as human, mcp_client() as client:
+        first = (await history(client, "restore.md"))[-1]["version_id"]
+        await call_tool(client, "batch_insert_text", path="restore.md", operations=[{"text": "beta\n", "position": 6}])
+        await human.wait_until(lambda: human.text() == "alpha\nbeta\n")
+        result = await call_tool(client, "restore_document_version", path="restore.md", version_id=first)
+        await human.wait_until(lambda: human.text() == "alpha\n")
+        assert result["version_id"] is not None
+        versions = await history(client, "restore.md")
+        assert versions[0]["source"] == "restore"
+        assert versions[0]["version_id"] == result["version_id"]
+        assert versions[0]["summary"] == f"restored version {first}"
+
+        undone = await call_tool(client, "undo_agent_edits", path="restore.md")
+        assert undone["undone"] == [f"restored version {first}"]
+        await human.wait_until(lambda: human.text() == "alpha\nbeta\n")
+        read = await call_tool(client, "get_document", path="restore.md")
+        assert read["content"] == "alpha\nbeta\n"
+        await call_tool(client, "undo_agent_edits", path="restore.md")
+        await human.wait_until(lambda: human.text() == "alpha\n")

@@ -182,3 +182,92 @@ async def test_list_changed_on_create_rename_delete(mcp_client: Any, jp_root_dir
         await call_tool(client, "create_document", path="after.md", content="x")
         await asyncio.sleep(INTERVAL * 2.5)
         assert len(inbox.list_changes) == count, "no list changes once nothing is subscribed"
+
+
+async def test_the_first_edit_of_a_notebook_nobody_has_open_is_announced(
+    mcp_client: Any, make_notebook: Any, extension: Any
+) -> None:
+    inbox = Inbox()
+    async with mcp_client(message_handler=inbox) as client:
+        for n in range(3):
+            path = make_notebook(f"closed{n}.ipynb", FIVE)
+            uri = f"notebook://{path}"
+            await within(client.subscribe_resource(uri))
+            assert extension.rooms.info(path, "notebook") is None, "subscribing opens no room"
+            await call_tool(
+                client,
+                "batch_update_notebook_cells",
+                path=path,
+                exec=False,
+                updates=[{"cell_id": "c0", "content": "y"}],
+            )
+            await inbox.wait(n + 1)
+            assert inbox.uris()[n] == uri
+
+
+async def test_the_first_keystroke_in_a_notebook_a_person_opens_is_announced(
+    mcp_client: Any, make_notebook: Any, collaborator: Any, extension: Any
+) -> None:
+    inbox = Inbox()
+    async with mcp_client(message_handler=inbox) as client:
+        for n in range(3):
+            path = make_notebook(f"opened{n}.ipynb", FIVE)
+            uri = f"notebook://{path}"
+            await within(client.subscribe_resource(uri))
+            assert extension.rooms.info(path, "notebook") is None
+            async with collaborator(path) as human:  # opens the room
+                human.type_into(0, 0, "# typed at once\n")
+                await inbox.wait(n + 1)
+            assert inbox.uris()[n] == uri
+
+
+async def test_the_first_edit_of_a_text_document_nobody_has_open_is_announced(
+    mcp_client: Any, jp_root_dir: Any, collaborator: Any, extension: Any
+) -> None:
+    inbox = Inbox()
+    async with mcp_client(message_handler=inbox) as client:
+        for n in range(3):
+            (jp_root_dir / f"closed{n}.md").write_text("hello")
+            uri = f"document://closed{n}.md"
+            await within(client.subscribe_resource(uri))
+            assert extension.rooms.info(f"closed{n}.md", "file") is None
+            await call_tool(
+                client, "batch_insert_text", path=f"closed{n}.md", operations=[{"text": " world", "position": 5}]
+            )
+            await inbox.wait(2 * n + 1)
+            assert inbox.uris()[2 * n] == uri
+            await asyncio.sleep(INTERVAL * 1.5)  # the next notification is not coalesced with this one
+            (jp_root_dir / f"typed{n}.md").write_text("hello")
+            typed = f"document://typed{n}.md"
+            await within(client.subscribe_resource(typed))
+            async with collaborator(f"typed{n}.md", kind="file") as human:
+                human.type_text(5, " there")
+                await inbox.wait(2 * n + 2)
+            assert inbox.uris()[2 * n + 1] == typed
+
+
+class TestRoomsComeAndGo:
+    @pytest.fixture
+    def mcp_config(self) -> dict[str, Any]:
+        return {"enable_test_fixtures": True, "room_idle_timeout": 0.3}
+
+    async def test_the_first_edit_after_the_room_closed_is_announced(
+        self, mcp_client: Any, make_notebook: Any, extension: Any
+    ) -> None:
+        path = make_notebook("evicted.ipynb", FIVE)
+        inbox = Inbox()
+        async with mcp_client(message_handler=inbox) as client:
+            await within(client.subscribe_resource(f"notebook://{path}"))
+            for n in range(3):
+                await call_tool(
+                    client,
+                    "batch_update_notebook_cells",
+                    path=path,
+                    exec=False,
+                    updates=[{"cell_id": "c0", "content": f"y = {n}"}],
+                )
+                await inbox.wait(n + 1)
+                deadline = time.perf_counter() + 5
+                while extension.rooms.info(path, "notebook") is not None:  # the idle room we opened closes
+                    assert time.perf_counter() < deadline, "the idle room was never closed"
+                    await asyncio.sleep(0.05)

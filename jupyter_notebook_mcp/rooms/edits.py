@@ -16,6 +16,10 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
+#: Edit sources that are the actor's own (its undo takes them back): its edits and its restores. Execution
+#: outputs (source "run") are written under the shared origin, so undo never takes them back.
+UNDOABLE = frozenset({"agent", "restore"})
+
 
 @dataclass
 class Edit:

@@ -184,15 +184,17 @@ def configure_store_class(base: type, config: Any, recorder: HistoryRecorder, ma
                     recorder.writing(+1)
                 try:
                     await super().write(data)
+                    self._mcp_metadata = b""
+                    if max_updates and hasattr(self, "_db"):
+                        try:
+                            await self._mcp_bound()
+                        except Exception:
+                            log.exception("bounding the history of %s failed", self.path)
                 finally:
                     self._mcp_metadata = b""
+                    # Only now: a history read waiting for this write must not see the rows past the bound.
                     if agent:
                         recorder.writing(-1)
-                if max_updates and hasattr(self, "_db"):
-                    try:
-                        await self._mcp_bound()
-                    except Exception:
-                        log.exception("bounding the history of %s failed", self.path)
 
         async def _mcp_bound(self) -> None:
             if self._mcp_rows is None:

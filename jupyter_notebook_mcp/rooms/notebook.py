@@ -23,8 +23,8 @@ from ..errors import Conflict, InvalidArgument, NotFound
 from ..render import CUT_MARKER, cut
 from ..revisions import Base, revision_of
 from .cellindex import CellIndex, cells_json
+from .edits import UNDOABLE, EditJournal
 from .edits import Edit as JournalEdit
-from .edits import EditJournal
 from .merge import Hunk, MergeConflict, TextOp, apply, diff, hunks_of, rebase
 from .text import Edit, apply_hunks, line_column
 
@@ -116,10 +116,10 @@ class NotebookView:
     ) -> Iterator[JournalEdit]:
         """One agent transaction, announced to the journal (history, undo, presence) around its commit.
 
-        The actor's own origin marks it so that actor's undo finds exactly its edits; execution
-        output writes (``source="run"``) use the shared origin, so undo never takes outputs back.
+        The actor's own origin marks its edits and restores so that its undo finds exactly those;
+        execution output writes (``source="run"``) use the shared origin, so undo never takes them back.
         """
-        origin = self.actor.origin if self.actor is not None and source == "agent" else AGENT_ORIGIN
+        origin = self.actor.origin if self.actor is not None and source in UNDOABLE else AGENT_ORIGIN
         record = JournalEdit(self.path, "notebook", self.actor, summary, source, cell_id, offset)
         with self.journal.recording(self._nb.ydoc, record), self._nb.ydoc.transaction(origin=origin):
             yield record

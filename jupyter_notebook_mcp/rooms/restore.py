@@ -1,9 +1,10 @@
 """Old versions: rebuild them from stored updates, and write them back into the live room as new edits.
 
 Restoring never rewrites history: the live document is edited towards the old state in one agent
-transaction, touching only what differs — a cell whose source differs gets a minimal text edit, so a
-person typing in another cell (or elsewhere in the same file) at the same moment keeps their text;
-cells are inserted, deleted or moved by id. Before writing, the stored updates after the restore
+transaction, recorded as a ``restore`` under the actor's own origin (so the actor can undo it like any
+other edit of theirs). It touches only what differs — a cell whose source differs gets a minimal text
+edit, so a person typing in another cell (or elsewhere in the same file) at the same moment keeps their
+text; cells are inserted, deleted or moved by id. Before writing, the stored updates after the restore
 point are replayed to find out who changed what since, so the result can say which people's edits
 the restore reverted instead of dropping them silently.
 """
@@ -138,7 +139,7 @@ def _update_in_place(nb: Any, cells: Array[Any], index: int, cell: dict[str, Any
 
 def restore_text(view: TextView, old: Doc[Any], summary: str) -> bool:
     """Edit the live text into the text of ``old`` with one minimal replacement; False when equal."""
-    return view.set_text(version_text(old), summary)
+    return view.set_text(version_text(old), summary, source="restore")
 
 
 def _norm(value: Any) -> Any:

@@ -39,10 +39,10 @@ class TextView:
         return self._doc
 
     @contextlib.contextmanager
-    def _edit(self, summary: str, offset: int | None) -> Iterator[Edit]:
+    def _edit(self, summary: str, offset: int | None, source: str = "agent") -> Iterator[Edit]:
         """One agent transaction, announced to the journal (history, undo, presence) around its commit."""
         origin = self.actor.origin if self.actor is not None else AGENT_ORIGIN
-        record = Edit(self.path, "file", self.actor, summary, "agent", None, offset)
+        record = Edit(self.path, "file", self.actor, summary, source, None, offset)
         with self.journal.recording(self._doc, record), self._doc.transaction(origin=origin):
             yield record
 
@@ -80,13 +80,13 @@ class TextView:
             apply_hunks(self._text, live, hunks)
         return len(self.text), wanted
 
-    def set_text(self, wanted: str, summary: str) -> bool:
+    def set_text(self, wanted: str, summary: str, *, source: str = "agent") -> bool:
         """Make the text ``wanted`` with one minimal replacement (text typed elsewhere survives); False when equal."""
         current = self.text
         if current == wanted:
             return False
         edit = minimal_edit(current, wanted)
-        with self._edit(summary, None):
+        with self._edit(summary, None, source):
             if edit.end > edit.start:
                 del self._text[edit.start : edit.end]
             if edit.insert:

@@ -2,7 +2,9 @@
 
 One pycrdt ``UndoManager`` per (live document, actor), created just before the actor's first edit in
 that document (a manager only sees transactions made after it exists), tracking only that actor's
-transaction origin, with ``capture_timeout_millis=0`` so each tool call is one undo step. Undoing is a
+transaction origin, with ``capture_timeout_millis=0`` so each tool call is one undo step. A restore is
+one of those steps: it runs under the actor's origin too, so undo never reaches past it to an older
+edit (which would re-apply that edit's inverse onto the restored content). Undoing is a
 CRDT operation on the actor's own items: what people typed elsewhere since survives. The document's
 built-in undo manager tracks the humans' edits; we never use it. Managers die with their document
 (a room that closed and reopened starts with a fresh stack: use history restore for older edits).
@@ -17,7 +19,7 @@ from typing import Any
 from pycrdt import Array, Map, Text, UndoManager
 
 from .cellindex import cells_json
-from .edits import Edit, EditJournal
+from .edits import UNDOABLE, Edit, EditJournal
 
 
 @dataclass
@@ -42,7 +44,7 @@ class UndoTracker:
         self._last_doc: dict[str, Any] = {}  # actor origin -> a weak ref to the doc of its last edit
 
     def _prepare(self, ydoc: Any, edit: Edit) -> None:
-        if edit.source != "agent" or edit.actor is None:
+        if edit.source not in UNDOABLE or edit.actor is None:
             return
         stacks = self._stacks.setdefault(ydoc, {})
         origin = edit.actor.origin
@@ -58,7 +60,7 @@ class UndoTracker:
         self._last_doc[origin] = weakref.ref(ydoc)
 
     def _recorded(self, edit: Edit) -> None:
-        if edit.source != "agent" or edit.actor is None or edit.details.get("undo"):
+        if edit.source not in UNDOABLE or edit.actor is None or edit.details.get("undo"):
             return
         ref = self._last_doc.get(edit.actor.origin)
         ydoc = ref() if ref is not None else None
