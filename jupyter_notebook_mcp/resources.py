@@ -29,7 +29,9 @@ from mcp.server.mcpserver.exceptions import ResourceError
 from .contents import Entry, matcher
 from .errors import NotebookMCPError
 from .render import render_outputs
+from .rooms import CellData
 from .tools.registry import READ, Backends, authorize
+from .tools.views import Reads
 
 log = logging.getLogger(__name__)
 
@@ -63,20 +65,11 @@ def _guarded(fn: Callable[..., Awaitable[str]]) -> Callable[..., Awaitable[str]]
 
 
 def register_resources(server: MCPServer, b: Backends) -> None:
-    async def cells_json(path: str) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
+    async def cells_json(ctx: Context, path: str) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
         path = await b.contents.require(path, "notebook")
         view = await b.rooms.notebook(path)
-        cells = [
-            {
-                "index": c.index,
-                "id": c.id,
-                "cell_type": c.cell_type,
-                "source": c.source,
-                "execution_count": c.execution_count,
-                "outputs": render_outputs(c.outputs, b.max_output_length),
-            }
-            for c in view.all_cells()
-        ]
+        reads = Reads(b, ctx, path)
+        cells = [_cell_json(c, reads.served(c.source, c.id), b.max_output_length) for c in view.all_cells()]
         return path, cells, view.notebook_metadata()
 
     @server.resource(
@@ -108,11 +101,11 @@ def register_resources(server: MCPServer, b: Backends) -> None:
     )
     @_guarded
     async def notebook_markdown(ctx: Context, path: str) -> str:
-        path, cells, metadata = await cells_json(path)
+        path, cells, metadata = await cells_json(ctx, path)
         language = (metadata.get("language_info") or {}).get("name") or "python"
         parts = [f"# {path}\n"]
         for cell in cells:
-            header = f"<!-- cell {cell['index']} id={cell['id']} {cell['cell_type']} -->"
+            header = f"<!-- cell {cell['index']} id={cell['id']} {cell['cell_type']} revision={cell['revision']} -->"
             if cell["cell_type"] == "markdown":
                 parts.append(f"{header}\n{cell['source']}\n")
             elif cell["cell_type"] == "raw":
@@ -129,13 +122,13 @@ def register_resources(server: MCPServer, b: Backends) -> None:
     @server.resource("notebook://{path}/json", name="notebook-json", mime_type="application/json")
     @_guarded
     async def notebook_json(ctx: Context, path: str) -> str:
-        path, cells, metadata = await cells_json(path)
+        path, cells, metadata = await cells_json(ctx, path)
         return json.dumps({"path": path, "cell_count": len(cells), "metadata": metadata, "cells": cells})
 
     @server.resource("notebook://{path}/cells", name="notebook-cells", mime_type="application/json")
     @_guarded
     async def notebook_cells(ctx: Context, path: str) -> str:
-        _, cells, _ = await cells_json(path)
+        _, cells, _ = await cells_json(ctx, path)
         return json.dumps(cells)
 
     @server.resource("notebook://{path}/cells/{cell_id}", name="notebook-cell", mime_type="application/json")
@@ -144,16 +137,24 @@ def register_resources(server: MCPServer, b: Backends) -> None:
         path = await b.contents.require(path, "notebook")
         view = await b.rooms.notebook(path)
         cell = view.cell(view.resolve(cell_id=cell_id))
-        outputs = render_outputs(cell.outputs, b.max_output_length)
-        return json.dumps(
-            {
-                **{k: getattr(cell, k) for k in ("index", "id", "cell_type", "source", "execution_count")},
-                "outputs": outputs,
-            }
-        )
+        return json.dumps(_cell_json(cell, Reads(b, ctx, path).served(cell.source, cell.id), b.max_output_length))
 
     @server.resource("document://{path}", name="document", mime_type="text/plain", description="A text file, live.")
     @_guarded
     async def document(ctx: Context, path: str) -> str:
         path = await b.contents.require(path, "file")
-        return (await b.rooms.text(path)).text
+        text = (await b.rooms.text(path)).text
+        Reads(b, ctx, path).served(text)  # a text resource has no field for it: remembered for the session
+        return text
+
+
+def _cell_json(cell: CellData, revision: str, max_output_length: int) -> dict[str, Any]:
+    return {
+        "index": cell.index,
+        "id": cell.id,
+        "cell_type": cell.cell_type,
+        "source": cell.source,
+        "revision": revision,
+        "execution_count": cell.execution_count,
+        "outputs": render_outputs(cell.outputs, max_output_length),
+    }

@@ -16,7 +16,7 @@ import string
 from typing import Any
 
 import pytest
-from pycrdt import Array
+from pycrdt import Array, Text
 
 from .conftest import call_tool, tool_error, within
 
@@ -243,3 +243,114 @@ def _room_sources(extension: Any, path: str) -> dict[str, str]:
     ydoc = extension.rooms.live_ydoc(path, "notebook")
     assert ydoc is not None
     return {str(c["id"]): str(c["source"]) for c in ydoc.get("cells", type=Array).to_py()}
+
+
+def _live_text(extension: Any, path: str) -> str:
+    ydoc = extension.rooms.live_ydoc(path, "file")
+    assert ydoc is not None
+    return str(ydoc.get("source", type=Text))
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_text_operations_from_an_old_read_land_where_the_agent_meant(
+    mcp_client: Any, collaborator: Any, extension: Any, jp_root_dir: Any, mode: str
+) -> None:
+    (jp_root_dir / "notes.md").write_text("line one\nline two\n")
+    async with collaborator("notes.md", kind="file") as human, mcp_client(mode=mode) as client:
+        read = await call_tool(client, "get_document", path="notes.md")
+        human.doc.get("source", type=Text).insert(0, "X ")  # the person types before the agent's spot
+        await _until(lambda: _live_text(extension, "notes.md").startswith("X "))
+        done = await call_tool(
+            client,
+            "batch_insert_text",
+            path="notes.md",
+            base_revision=read["revision"],
+            operations=[{"text": " (edited)", "position": len("line one")}],
+        )
+        assert done["length"] == len("X line one (edited)\nline two\n")
+        await human.wait_until(lambda: human.text() == "X line one (edited)\nline two\n")
+        # The person types inside what the agent then deletes: refused, with the text as it is now.
+        read = await call_tool(client, "get_document", path="notes.md")
+        human.doc.get("source", type=Text).insert(len("X line one (edited)\nline t"), "w")
+        await _until(lambda: "line twwo" in _live_text(extension, "notes.md"))
+        start = read["content"].index("line two")
+        message = await tool_error(
+            client,
+            "batch_delete_text",
+            path="notes.md",
+            base_revision=read["revision"],
+            operations=[{"position": start, "length": len("line two")}],
+        )
+        assert "changed where your edit applies" in message
+        assert "line twwo" in message
+        assert _live_text(extension, "notes.md") == "X line one (edited)\nline twwo\n"
+
+
+async def test_a_cut_read_is_flagged_and_cannot_be_written_back_whole(mcp_client: Any, make_notebook: Any) -> None:
+    long_source = "".join(f"value_{i} = {i}\n" for i in range(40))
+    path = make_notebook("cut.ipynb", [{"id": "big", "cell_type": "code", "source": long_source}])
+    for mode in ("legacy", "2026-07-28"):
+        async with mcp_client(mode=mode) as client:
+            read = await call_tool(client, "get_notebook", path=path, max_content_length=100)
+            cell = read["cells"][0]
+            assert read["truncated"] is True
+            assert read["cut_cells"] == ["big"]
+            assert read["next_index"] is None
+            assert cell["revision"].startswith("cut-")
+            assert "more characters cut]" in cell["source"]
+            # With the cut read's revision (or, in a session, remembered), a whole-source write is refused...
+            message = await tool_error(
+                client,
+                "batch_update_notebook_cells",
+                path=path,
+                updates=[{"cell_id": "big", "content": "x = 1\n" + cell["source"], "base_revision": cell["revision"]}],
+            )
+            assert "was cut" in message and "nothing was applied" in message
+            # ...and so is the cut text sent back without one (it carries the cut marker).
+            message = await tool_error(
+                client,
+                "batch_update_notebook_cells",
+                path=path,
+                updates=[{"cell_id": "big", "content": cell["source"] + "\nmore = 1"}],
+            )
+            assert "nothing was applied" in message
+    async with mcp_client() as client:
+        # Operations from a cut read are fine: positions index the whole source the read began.
+        await call_tool(
+            client,
+            "batch_update_notebook_cells",
+            path=path,
+            exec=False,
+            updates=[
+                {
+                    "cell_id": "big",
+                    "operations": [{"content": "# top\n", "position": 0}],
+                    "base_revision": cell["revision"],
+                }
+            ],
+        )
+        whole = await call_tool(client, "get_notebook", path=path)
+    assert whole["cells"][0]["source"] == "# top\n" + long_source
+    assert whole["truncated"] is False and whole["cut_cells"] == []
+
+
+async def test_resources_give_each_cell_its_revision(mcp_client: Any, make_notebook: Any) -> None:
+    path = make_notebook("res.ipynb", [{"id": "c0", "cell_type": "code", "source": "a = 1"}])
+    async with mcp_client() as client:
+        cell = json.loads((await within(client.read_resource(f"notebook://{path}/cells/c0"))).contents[0].text)
+        listing = json.loads((await within(client.read_resource(f"notebook://{path}/cells"))).contents[0].text)
+        assert (
+            cell["revision"]
+            == listing[0]["revision"]
+            == (await call_tool(client, "get_notebook", path=path))["cells"][0]["revision"]
+        )
+        markdown = (await within(client.read_resource(f"notebook://{path}"))).contents[0].text
+        assert f"revision={cell['revision']}" in markdown
+        done = await call_tool(
+            client,
+            "batch_update_notebook_cells",
+            path=path,
+            exec=False,
+            updates=[{"cell_id": "c0", "content": "a = 2", "base_revision": cell["revision"]}],
+        )
+        assert done["updated"][0]["revision"] != cell["revision"]

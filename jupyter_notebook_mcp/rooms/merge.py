@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import InvalidArgument
+from .text import Edit, common_affixes
 
 #: Character comparisons the fine diff may spend before it settles for one coarse hunk.
-MAX_DIFF_WORK = 200_000
+MAX_DIFF_WORK = 50_000
 #: Hunks closer than this many unchanged characters (on one line) are one change: a rewritten word is
 #: one hunk, not the letters it happens to share with the old word, so typing inside it conflicts.
 MIN_GAP = 8
@@ -81,13 +83,7 @@ class MergeConflict(Exception):
 
 def diff(old: str, new: str, *, max_work: int = MAX_DIFF_WORK) -> list[Hunk]:
     """Hunks of ``old`` that turn it into ``new``, in order and not overlapping."""
-    limit = min(len(old), len(new))
-    prefix = 0
-    while prefix < limit and old[prefix] == new[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < limit - prefix and old[len(old) - 1 - suffix] == new[len(new) - 1 - suffix]:
-        suffix += 1
+    prefix, suffix = common_affixes(old, new)
     a, b = old[prefix : len(old) - suffix], new[prefix : len(new) - suffix]
     if not a and not b:
         return []
@@ -211,7 +207,8 @@ def rebase(base: str, agent: list[Hunk], live: str) -> list[Hunk]:
             same = same or others[j] == hunk
             shift += len(others[j].insert) - (others[j].end - others[j].start)
             j += 1
-        for other in others[j:]:
+        for k in range(j, len(others)):
+            other = others[k]
             if other.start > hunk.end:
                 break
             if other == hunk:
@@ -232,3 +229,21 @@ def apply(text: str, hunks: list[Hunk]) -> str:
         at = hunk.end
     parts.append(text[at:])
     return "".join(parts)
+
+
+def apply_hunks(ytext: Any, text: str, hunks: list[Hunk]) -> None:
+    """Apply character ``hunks`` of ``text`` (the Y text's content now) as UTF-8 byte edits, last first.
+
+    Byte offsets are found in one pass over the text, so many hunks cost no more than one.
+    """
+    edits = []
+    at_char = at_byte = 0
+    for hunk in sorted(hunks, key=lambda h: (h.start, h.end)):
+        at_byte += len(text[at_char : hunk.start].encode("utf-8"))
+        at_char = hunk.start
+        edits.append(Edit(at_byte, at_byte + len(text[hunk.start : hunk.end].encode("utf-8")), hunk.insert))
+    for edit in reversed(edits):
+        if edit.end > edit.start:
+            del ytext[edit.start : edit.end]
+        if edit.insert:
+            ytext.insert(edit.start, edit.insert)

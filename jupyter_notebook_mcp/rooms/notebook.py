@@ -25,8 +25,8 @@ from ..revisions import Base, revision_of
 from .cellindex import CellIndex, cells_json
 from .edits import UNDOABLE, EditJournal
 from .edits import Edit as JournalEdit
-from .merge import Hunk, MergeConflict, TextOp, apply, diff, hunks_of, rebase
-from .text import Edit, apply_hunks, line_column
+from .merge import Hunk, MergeConflict, TextOp, apply, apply_hunks, diff, hunks_of, rebase
+from .text import Edit, line_column
 
 #: Transaction origin of every edit we make (history and subscriptions tell agents apart by it).
 AGENT_ORIGIN = "jupyter-notebook-mcp"

@@ -19,9 +19,9 @@ from ..errors import Conflict, InvalidArgument
 from ..render import cut
 from ..revisions import Base, revision_of
 from .edits import Edit, EditJournal
-from .merge import MergeConflict, TextOp, apply, hunks_of, rebase
+from .merge import MergeConflict, TextOp, apply, apply_hunks, hunks_of, rebase
 from .notebook import AGENT_ORIGIN
-from .text import apply_hunks, minimal_edit
+from .text import minimal_edit
 
 __all__ = ["TextOp", "TextView"]
 

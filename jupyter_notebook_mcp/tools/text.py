@@ -26,6 +26,9 @@ from .notebook_edit import MAX_BATCH
 from .registry import READ, WRITE, Backends, ToolSpec
 from .views import Reads, text_view
 
+#: file_type values of create_document_session (the jupyter-collaboration-mcp design says text/markdown).
+_SESSION_TYPES = {"notebook": "notebook", "file": "file", "text": "file", "markdown": "file"}
+
 BASE_HELP = "revision from get_document that your positions refer to: others' typing since is kept."
 
 
@@ -85,10 +88,20 @@ def text_tools(b: Backends) -> list[ToolSpec]:
             collaboration=collaboration,
         )
 
-    async def create_document_session(ctx: Context, path: str, file_type: str | None = None) -> SessionResult:
-        """Open (or join) the live collaboration room of a text file or notebook (file_type: auto by default)."""
+    async def create_document_session(
+        ctx: Context,
+        path: Annotated[str, Field(description="File or notebook path, relative to the Jupyter root.")],
+        file_type: Annotated[
+            str | None, Field(description="'notebook', or 'file' / 'text' / 'markdown' for a text file; default: auto.")
+        ] = None,
+    ) -> SessionResult:
+        """Open (or join) the live collaboration room of a text file or notebook."""
         path = b.contents.normalize(path)
-        kind = file_type or await b.contents.kind(path, normalized=True)
+        if file_type is not None and file_type not in _SESSION_TYPES:
+            raise InvalidArgument(
+                f"file_type {file_type!r} is not one of {', '.join(_SESSION_TYPES)} (or leave it out to detect it)"
+            )
+        kind = _SESSION_TYPES[file_type] if file_type is not None else await b.contents.kind(path, normalized=True)
         if kind not in ("file", "notebook"):
             raise InvalidArgument(f"{path!r} is not a text file or notebook (found: {kind or 'nothing'})")
         return await join_room(b, await b.contents.require(path, kind), kind)
