@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Awaitable
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, cast
 from urllib.parse import urlparse
 
 from jupyter_server.auth.decorator import authorized
@@ -42,6 +42,17 @@ class MCPHost(Protocol):
     def endpoint(self) -> Awaitable[Runner]: ...
 
 
+_Verb = Callable[..., Awaitable[None]]
+#: Jupyter's authorization of the request for read on the handler's resource (typed for mypy).
+_needs_read = cast(Callable[[_Verb], _Verb], authorized("read"))
+
+#: The 401 body: how to authenticate (never echoing what was sent).
+UNAUTHENTICATED = (
+    "missing or invalid credentials: send the Jupyter server's token as the header "
+    "'Authorization: Bearer <token>' (jupyter server list shows it)"
+)
+
+
 @web.stream_request_body
 class MCPHandler(APIHandler):
     """Serves the MCP Streamable HTTP endpoint (POST, GET, DELETE)."""
@@ -59,7 +70,16 @@ class MCPHandler(APIHandler):
         if not self._origin_allowed():
             self.log.warning("MCP: refused request from a disallowed Origin")
             raise web.HTTPError(403, "Origin not allowed")
-        await super().prepare()
+        try:
+            await super().prepare()
+        except web.HTTPError as exc:
+            # A POST without credentials fails Jupyter's XSRF check ("'_xsrf' argument missing"), which
+            # tells an MCP client nothing: no credentials (or a wrong token) is a 401 it understands.
+            if exc.status_code == 403 and self.current_user is None and self.check_host():
+                raise web.HTTPError(401, UNAUTHENTICATED) from None
+            raise
+        if self.current_user is None:
+            raise web.HTTPError(401, UNAUTHENTICATED)
         if self.request.method != "POST":
             return
         media_type = self.request.headers.get("Content-Type", "").split(";")[0].strip().lower()
@@ -82,20 +102,22 @@ class MCPHandler(APIHandler):
         else:
             self._chunks.append(chunk)
 
+    # Opening and using a session needs read on contents: each tool then asks for its own permission, so
+    # a principal that may only read can call the read tools (and nothing else).
     @web.authenticated
-    @authorized
+    @_needs_read
     async def post(self) -> None:
         if self._too_large:
             raise web.HTTPError(413, "Request body too large")
         await self._serve()
 
     @web.authenticated
-    @authorized
+    @_needs_read
     async def get(self) -> None:
         await self._serve()
 
     @web.authenticated
-    @authorized
+    @_needs_read
     async def delete(self) -> None:
         await self._serve()
 
@@ -103,6 +125,12 @@ class MCPHandler(APIHandler):
         if self._bridge is not None:
             self._bridge.connection_closed()
         super().on_connection_close()
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        if status_code == 401:
+            # What MCP clients (and RFC 6750) expect; the body says how to pass the Jupyter token.
+            self.set_header("WWW-Authenticate", 'Bearer realm="jupyter", error="invalid_token"')
+        super().write_error(status_code, **kwargs)
 
     def finish(self, *args: Any, **kwargs: Any) -> Any:
         # APIHandler.finish forces application/json; keep the SDK's text/event-stream.

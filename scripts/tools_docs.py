@@ -30,6 +30,10 @@ JSON as text for clients that only read text. Paths are relative to the Jupyter 
 separators. A bad argument, a refused path or a missing file is a tool error (`isError: true`) whose
 message says what is wrong and what to do.
 
+Arguments are strict: every input schema is closed (`additionalProperties: false`, nested objects too),
+and an argument or field a tool does not list below is a tool error naming it and the closest valid
+name, with nothing done.
+
 Admins choose the groups (`JupyterNotebookMCP.tool_groups`) and can expose only read-only tools
 (`JupyterNotebookMCP.read_only`).
 """
@@ -75,10 +79,14 @@ def render() -> str:
             )
             props = tool.input_schema.get("properties", {})
             required = set(tool.input_schema.get("required", []))
-            lines.append("| parameter | type | default |\n|---|---|---|")
+            lines.append("| parameter | type | default | description |\n|---|---|---|---|")
             for name, schema in props.items():
                 default = "required" if name in required else f"`{json.dumps(schema.get('default'))}`"
-                lines.append(f"| `{name}` | {_type(schema)} | {default} |")
+                lines.append(f"| `{name}` | {_type(schema)} | {default} | {schema.get('description', '')} |")
+            for model, schema in (tool.input_schema.get("$defs") or {}).items():
+                if schema.get("additionalProperties") is False:
+                    fields = ", ".join(f"`{f}`" for f in schema.get("properties", {}))
+                    lines.append(f"\n`{model}` fields (no others): {fields}.")
             out = (tool.output_schema or {}).get("properties", {})
             lines.append(f"\nResult fields: {', '.join(f'`{k}`' for k in out)}.\n")
     return "\n".join(lines)

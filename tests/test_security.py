@@ -35,7 +35,10 @@ async def test_no_or_wrong_credentials_are_refused(
     if authorization:
         headers["Authorization"] = authorization
     response = await http.request(method, mcp_url, json=INIT if method == "POST" else None, headers=headers)
-    assert response.status_code == 403
+    assert response.status_code == 401
+    assert response.headers["WWW-Authenticate"].startswith("Bearer ")
+    assert "Authorization: Bearer <token>" in response.json()["message"]
+    assert "xsrf" not in response.text.lower()
     assert "jsonrpc" not in response.text  # refused by Jupyter before the SDK saw anything
     await assert_still_serving(http, mcp_url, auth)
 

@@ -280,7 +280,7 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
 
     return [
         ToolSpec(batch_insert_notebook_cells, "notebook", "Insert cells", WRITE, read_only=False, idempotent=False),
-        ToolSpec(batch_update_notebook_cells, "notebook", "Update cells", WRITE, read_only=False),
+        ToolSpec(batch_update_notebook_cells, "notebook", "Update cells", WRITE, read_only=False, idempotent=False),
         ToolSpec(
             batch_delete_notebook_cells,
             "notebook",
