@@ -118,6 +118,27 @@ class JupyterProcess:
                 time.sleep(0.05)
         raise RuntimeError("jupyter did not start in time")
 
+    @property
+    def log_text(self) -> str:
+        """What the server printed so far (stdout and stderr)."""
+        self._log.flush()
+        return (self._tmp / "server.log").read_text(errors="replace")
+
+    def stop(self, timeout: float = 20.0) -> int:
+        """A graceful stop, as a service manager does it: SIGTERM, then wait (bounded) for the exit code.
+
+        The temporary directory stays until ``__exit__``, so the files can be read once the server is gone.
+        """
+        assert self._process is not None
+        if self._process.poll() is None:
+            self._process.terminate()
+        try:
+            return self._process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait(5)
+            raise RuntimeError(f"jupyter did not stop within {timeout} s of SIGTERM") from None
+
     def __exit__(self, *exc: Any) -> None:
         if self._process is not None and self._process.poll() is None:
             self._process.terminate()

@@ -38,6 +38,11 @@ if TYPE_CHECKING:  # the MCP SDK is imported when the endpoint is built, not wit
     from .sessions import ManagerRunner
 
 
+#: Seconds the stop may spend writing open documents' unsaved changes (each write is shielded: a bound hit
+#: abandons the rooms still waiting, never a file half written).
+SAVE_AT_STOP_TIMEOUT = 30.0
+
+
 class JupyterNotebookMCP(ExtensionApp):
     """Serves a Model Context Protocol endpoint at ``{base_url}mcp`` on the Jupyter server."""
 
@@ -123,6 +128,13 @@ class JupyterNotebookMCP(ExtensionApp):
         2000,
         help="""Characters of each cell output returned to agents; longer outputs are cut with a
         marker saying how much was cut. Default: 2000.""",
+    ).tag(config=True)
+
+    max_revision_bytes = Int(
+        64 * 1024 * 1024,
+        help="""Bytes of cell and document text kept so that an agent's edit can be merged from the text it
+        read (its base_revision) onto the live text. Least recently used texts are dropped past this; an
+        edit naming a dropped revision is refused unless the text has not changed. Default: 64 MiB.""",
     ).tag(config=True)
 
     include_images = Bool(
@@ -232,6 +244,7 @@ class JupyterNotebookMCP(ExtensionApp):
             idle_timeout=self.room_idle_timeout,
             ystore_path=os.path.abspath(ystore_path),
             max_history_updates=self.max_history_updates,
+            explain=contents.load_problem,
         )
         self.history = HistoryService(self.rooms, fold_interval=self.history_fold_interval)
         self.forks = ForkService(self.rooms, max_forks=self.max_forks, ttl=self.fork_ttl)
@@ -323,11 +336,23 @@ class JupyterNotebookMCP(ExtensionApp):
         )
 
     async def stop_extension(self) -> None:
-        if self._building is not None and not self._building.done():
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(asyncio.shield(self._building), self.shutdown_timeout)
-        if self._endpoint is not None:
-            await self._endpoint.runner.stop()
+        """Stop serving, then write every open document with changes not on disk yet, then close.
+
+        The server stops the extensions concurrently and then ends its loop; a room's autosave still
+        waiting out its ``document_save_delay`` would never run, losing edits the tools reported as
+        applied. So the rooms are noted here before our first ``await`` (jupyter_server_ydoc's own stop
+        runs alongside), the endpoint stops (no new edits; calls in flight finish), and the rooms that
+        had a save pending, or changed meanwhile, are written.
+        """
+        unsaved = self.rooms.unsaved()
+        try:
+            if self._building is not None and not self._building.done():
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(asyncio.shield(self._building), self.shutdown_timeout)
+            if self._endpoint is not None:
+                await self._endpoint.runner.stop()
+        finally:  # whatever went wrong stopping the endpoint, the documents are written
+            await self.rooms.save_unsaved(unsaved, timeout=SAVE_AT_STOP_TIMEOUT)
         await self.subscriptions.close()
         await self.kernels.close()
         await self.forks.close()

@@ -10,7 +10,12 @@ such links). A refused path is an :class:`InvalidPath` naming the rule and the w
 
 from __future__ import annotations
 
+import base64
+import binascii
+import errno
 import fnmatch
+import json
+import logging
 import os
 import posixpath
 from collections import deque
@@ -22,6 +27,8 @@ from jupyter_core.utils import ensure_async
 from tornado.web import HTTPError
 
 from .errors import InvalidArgument, InvalidPath, NotFound, PermissionDenied
+
+log = logging.getLogger(__name__)
 
 _GLOB_CHARS = frozenset("*?[")
 
@@ -126,7 +133,7 @@ class ContentsAdapter:
         try:
             return _entry(await ensure_async(self.manager.get(path, content=False)))
         except HTTPError as exc:
-            raise _translate(exc, path) from None
+            raise _translate(exc, path, root=self._root()) from None
 
     async def create(self, path: str, kind: str, content: str) -> str:
         """Create a new file, notebook or directory at ``path`` (never over an existing one)."""
@@ -159,16 +166,58 @@ class ContentsAdapter:
         return path, new_path
 
     async def copy(self, path: str, copy_path: str) -> tuple[str, str]:
+        """Copy a file or notebook to exactly ``copy_path``, all or nothing.
+
+        The contents manager is given the full target path: given a directory it invents
+        ``name-Copy1.ext`` there (which we would have to rename, leaving it behind when the rename
+        fails), and given a path under a missing directory it writes a *file* named like that directory.
+        So the target's directory must exist first, and whatever a failed copy left at ``copy_path``
+        (which was free before) is removed.
+        """
         path, copy_path = self.normalize(path), self.normalize(copy_path)
         kind = await self.kind(path, normalized=True)
         if kind is None or kind == "directory":
             raise InvalidArgument(f"{path!r} is not a file or notebook to copy")
         if await self.kind(copy_path, normalized=True) is not None:
             raise InvalidArgument(f"{copy_path!r} already exists: copy to a free path")
-        model = await self._call(self.manager.copy(path, posixpath.dirname(copy_path)), path)
-        if model["path"] != copy_path:  # the manager picks "name-Copy1.ext"; move it where asked
-            await self._call(self.manager.rename(model["path"], copy_path), path)
+        await self._require_parent(copy_path)
+        try:
+            await self._call(self.manager.copy(path, copy_path), path, action="copy")
+        except BaseException:
+            await self._remove_leftover(copy_path)
+            raise
         return path, copy_path
+
+    async def _require_parent(self, path: str) -> None:
+        parent = posixpath.dirname(path)
+        if not parent:
+            return
+        found = await self.kind(parent, normalized=True)
+        if found is None:
+            raise NotFound(f"directory {parent!r} does not exist: create it first (create_document type 'directory')")
+        if found != "directory":
+            raise InvalidArgument(f"{parent!r} is a {found}, not a directory: give a path inside a directory")
+
+    async def _remove_leftover(self, path: str) -> None:
+        try:
+            if await self.kind(path, normalized=True) is not None:
+                await ensure_async(self.manager.delete(path))
+        except Exception:  # best effort: the copy's own error is what the agent needs
+            log.warning("Could not remove what a failed copy left at %s", path, exc_info=True)
+
+    async def load_problem(self, path: str, kind: str) -> str | None:
+        """Why collaboration cannot load ``path`` as a ``kind`` ("notebook" or "file"), in words for the agent.
+
+        Called only after a load failed (it reads the whole file): the collaboration loader's own
+        message names the server's absolute path, and "Unreadable Notebook" does not say what to fix.
+        None when the file looks fine (the failure was something else).
+        """
+        try:
+            model = await ensure_async(self.manager.get(path, type="file", format="base64", content=True))
+            raw = base64.b64decode(model.get("content") or "")
+        except (HTTPError, binascii.Error, TypeError, ValueError):
+            return None
+        return _problem(raw, kind)
 
     async def delete(self, path: str) -> str:
         path = self.normalize(path)
@@ -177,11 +226,17 @@ class ContentsAdapter:
         await self._call(self.manager.delete(path), path)
         return path
 
-    async def _call(self, result: Any, path: str) -> Any:
+    async def _call(self, result: Any, path: str, *, action: str = "change") -> Any:
         try:
             return await ensure_async(result)
         except HTTPError as exc:
-            raise _translate(exc, path) from None
+            raise _translate(exc, path, action=action, root=self._root()) from None
+        except OSError as exc:  # some managers let file-system errors through
+            raise InvalidArgument(f"cannot {action} {path!r}: {_os_reason(exc)}") from None
+
+    def _root(self) -> str | None:
+        root = getattr(self.manager, "root_dir", None)
+        return root if isinstance(root, str) else None
 
     async def last_modified(self, path: str) -> str | None:
         try:
@@ -217,7 +272,7 @@ class ContentsAdapter:
         try:
             model = await ensure_async(self.manager.get(directory, content=True, type="directory"))
         except HTTPError as exc:
-            raise _translate(exc, directory) from None
+            raise _translate(exc, directory, root=self._root()) from None
         children = [_entry(m) for m in model.get("content") or []]
         children.sort(key=lambda e: (e.type == "directory", e.name))
         return children
@@ -265,9 +320,51 @@ def matcher(path_filter: str) -> tuple[str, Any]:
     return base, lambda p: p.startswith(cleaned)
 
 
-def _translate(exc: HTTPError, path: str) -> Exception:
+def _translate(exc: HTTPError, path: str, *, action: str = "read", root: str | None = None) -> Exception:
     if exc.status_code == 404:
         return NotFound(f"no such directory {path!r}: list the parent directory to see what exists")
     if exc.status_code == 403:
         return PermissionDenied(f"the server refuses access to {path!r}")
-    return InvalidArgument(f"cannot read {path!r}: {exc.log_message or exc.reason or exc.status_code}")
+    return InvalidArgument(f"cannot {action} {path!r}: {_reason(exc, root)}")
+
+
+def _reason(exc: HTTPError, root: str | None) -> str:
+    """The contents manager's reason, without the server's absolute paths it likes to include."""
+    cause = exc.__cause__ or exc.__context__
+    if isinstance(cause, OSError):
+        return _os_reason(cause)
+    text = str(exc.log_message or exc.reason or exc.status_code)
+    if "Unreadable Notebook" in text:
+        return "it is not a valid notebook: read it with get_notebook to see why"
+    if "File name too long" in text:
+        return "the file name is too long"
+    for prefix in sorted({root, os.path.realpath(root)} if root else set(), key=len, reverse=True):
+        text = text.replace(prefix.rstrip("/") + "/", "").replace(prefix, "")
+    return text.split("\n", 1)[0][:300]
+
+
+def _os_reason(exc: OSError) -> str:
+    """An OSError in words, without the file name (it is a server path)."""
+    if exc.errno == errno.ENAMETOOLONG:
+        return "the file name is too long"
+    return exc.strerror or type(exc).__name__
+
+
+def _problem(raw: bytes, kind: str) -> str | None:
+    """What makes ``raw`` unloadable as a notebook or a text file, or None when it loads."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"binary content, not UTF-8 text: byte {exc.start} is 0x{raw[exc.start]:02x}"
+    if kind != "notebook":
+        return None
+    try:
+        json.loads(text)
+    except ValueError as exc:
+        return f"not JSON: {exc}"
+    try:
+        nbformat.reads(text, as_version=4, capture_validation_error={})  # type: ignore[no-untyped-call]
+    except Exception as exc:
+        message = str(getattr(exc, "message", None) or exc).splitlines()[0][:200]
+        return f"not nbformat: {message}"
+    return None

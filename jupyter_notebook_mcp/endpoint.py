@@ -16,6 +16,7 @@ from .contents import ContentsAdapter
 from .event_store import MemoryEventStore
 from .execution import ExecutionService
 from .kernels import KernelsAdapter
+from .revisions import Revisions
 from .rooms import RoomsAdapter
 from .server import build_server, build_session_manager, register_subscriptions
 from .sessions import ManagerRunner
@@ -49,6 +50,7 @@ class EndpointHost(Protocol):
     max_sessions: int
     max_request_body_size: int
     shutdown_timeout: float
+    max_revision_bytes: int
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,8 @@ class Endpoint:
 
 def build_endpoint(app: EndpointHost) -> Endpoint:
     """Wire the app's adapters and services into the MCP server and its session manager."""
+    revisions = Revisions(max_bytes=app.max_revision_bytes)
+    app.actors.on_end(lambda actor: revisions.forget(actor.key))  # a session's remembered reads end with it
     backends = Backends(
         contents=app.contents,
         rooms=app.rooms,
@@ -72,6 +76,7 @@ def build_endpoint(app: EndpointHost) -> Endpoint:
         history=app.history,
         forks=app.forks,
         presence=app.presence,
+        revisions=revisions,
     )
     mcp_server, tool_names = build_server(
         backends, groups=app.tool_groups, read_only=app.read_only, test_fixtures=app.enable_test_fixtures

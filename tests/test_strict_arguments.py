@@ -168,3 +168,28 @@ async def test_updates_addressed_by_top_level_cell_ids_or_a_range(mcp_client: An
             client, "batch_update_notebook_cells", path=path, cell_ids=[ids[0]], updates=[{"cell_id": ids[1]}]
         )
         assert "leave them out" in message
+
+
+async def test_documents_take_the_designs_file_types(mcp_client: Any, make_notebook: Any, jp_root_dir: Any) -> None:
+    make_notebook("work/nb.ipynb", count=1)
+    (jp_root_dir / "work" / "notes.md").write_text("# notes\n")
+    (jp_root_dir / "work" / "data.csv").write_text("a,b\n")
+    async with mcp_client() as client:
+
+        async def listed(file_type: str) -> list[str]:
+            found = await call_tool(client, "list_documents", path_filter="work/", file_type=file_type)
+            return sorted(d["path"] for d in found["documents"])
+
+        assert await listed("text") == ["work/data.csv", "work/notes.md"]
+        assert await listed("markdown") == ["work/notes.md"]
+        assert await listed("notebook") == ["work/nb.ipynb"]
+        session = await call_tool(client, "create_document_session", path="work/notes.md", file_type="markdown")
+        assert session["room_id"].startswith("text:file:")
+        assert "not one of" in await tool_error(
+            client, "create_document_session", path="work/notes.md", file_type="pdf"
+        )
+        created = await call_tool(client, "create_document", path="work/new.ipynb", content="# Title")
+        assert created["type"] == "notebook"
+        read = await call_tool(client, "get_notebook", path="work/new.ipynb")
+        assert [(c["cell_type"], c["source"]) for c in read["cells"]] == [("markdown", "# Title")]
+        assert read["metadata"]["nbformat"].startswith("4.")

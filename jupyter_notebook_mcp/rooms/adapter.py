@@ -6,7 +6,9 @@ defaults would hand back a detached copy (edits vanish) or nothing when no brows
 and a handle kept from an earlier call may belong to a room that has since been deleted (edits to it
 "succeed" and are lost). Rooms we had to create are ours to clean up: jupyter-collaboration only
 deletes rooms when a websocket closes, so :meth:`RoomsAdapter.evict_idle` saves and removes the
-ones nobody joined once they have been idle for ``idle_timeout`` seconds.
+ones nobody joined once they have been idle for ``idle_timeout`` seconds. Opening a room, and refusing
+a file collaboration cannot load, is :mod:`.opening`; writing rooms to disk (now, on close, at stop)
+is :mod:`.persist`.
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ from typing import Any
 
 from pycrdt import Array, Map, Text
 
-from ..errors import InvalidArgument, Unavailable
+from ..errors import Unavailable
 from .cellindex import CellIndex
 from .edits import EditJournal
 from .history import HistoryRecorder, MetadataCache, Row, configure_store_class, read_rows, store_key
 from .notebook import NotebookView
+from .opening import Explain, open_document
+from .persist import Unsaved, save_unsaved, unsaved, write_room
 from .textdoc import TextView
 
 log = logging.getLogger(__name__)
@@ -68,9 +72,16 @@ class RoomsAdapter:
     """Reads and edits jupyter-collaboration's rooms; looks the extension up lazily (it may load after us)."""
 
     def __init__(
-        self, serverapp: Any, *, idle_timeout: float = 60.0, ystore_path: str = "", max_history_updates: int = 0
+        self,
+        serverapp: Any,
+        *,
+        idle_timeout: float = 60.0,
+        ystore_path: str = "",
+        max_history_updates: int = 0,
+        explain: Explain | None = None,
     ) -> None:
         self.serverapp = serverapp
+        self.explain = explain
         self.idle_timeout = idle_timeout
         self.ystore_path = ystore_path
         self.max_history_updates = max_history_updates
@@ -269,13 +280,7 @@ class RoomsAdapter:
 
     async def text(self, path: str, actor: Any = None) -> TextView:
         """The live text document of ``path`` for this call only (the caller checked it is a file)."""
-        try:
-            document, _ = await self._document(path, "file")
-        except Unavailable:
-            raise
-        except Exception as exc:  # jupyter-collaboration could not load it as UTF-8 text
-            log.debug("text room for %s failed to load", path, exc_info=True)
-            raise InvalidArgument(f"{path!r} cannot be opened as text (binary, or not UTF-8): {exc}") from None
+        document, _ = await self._document(path, "file")
         return TextView(document, path, journal=self.journal, actor=actor)
 
     async def _document(self, path: str, kind: str) -> tuple[Any, str]:
@@ -284,10 +289,11 @@ class RoomsAdapter:
         if room_id is None:
             raise Unavailable("the file id service is not running: enable the jupyter_server_fileid extension")
         existed = room_id in ydoc.ywebsocket_server.rooms
-        # By room id: asking by path would re-index the file id (a database write) on every call.
-        document = await ydoc.get_document(room_id=room_id, copy=False, create=True)
-        if document is None:
-            raise Unavailable(f"collaboration could not open a room for {path!r}")
+        try:
+            document = await open_document(ydoc, room_id, path, kind, self.explain)
+        except Exception:
+            self._forget(room_id)
+            raise
         self.recorder.attach(document.ydoc)
         room = ydoc.ywebsocket_server.rooms.get(room_id)
         observed = getattr(room, "ydoc_observed", None)
@@ -305,15 +311,34 @@ class RoomsAdapter:
         return document, room_id
 
     async def save(self, path: str, kind: str) -> bool:
-        """Ask the room to write the document now (instead of after its save delay)."""
+        """Write the document to its file now (instead of after the room's save delay).
+
+        Answers True only once the file holds the live content; every other outcome raises a typed error
+        (see :func:`~jupyter_notebook_mcp.rooms.persist.write_room`). False: no room is open, so the
+        file on disk already is the document.
+        """
         room = self._room(self.room_id(path, kind, create_id=False))
         if room is None:
             return False
-        task = room._save_to_disc()  # jupyter_server_ydoc's manual-save entry point
-        if task is None:  # a load from disk is in progress; the room saves after it
-            return False
-        await task
+        await write_room(room, path)
         return True
+
+    def unsaved(self) -> Unsaved | None:
+        """At the start of the server's stop, synchronously: the rooms and which have changes not on disk yet.
+
+        jupyter_server_ydoc's stop runs concurrently with ours; noting them before our first ``await``
+        keeps that race out of what we save.
+        """
+        ydoc = self._ydoc_extension()
+        server = getattr(ydoc, "ywebsocket_server", None)
+        return unsaved(server.rooms) if server is not None else None
+
+    async def save_unsaved(self, before: Unsaved | None, timeout: float) -> list[str]:
+        """Write the rooms noted by :meth:`unsaved` that had a save pending or changed since (bounded)."""
+        server = getattr(self._ydoc_extension(), "ywebsocket_server", None)
+        if before is None or server is None:
+            return []
+        return await save_unsaved(before, server.rooms, timeout)
 
     # -- cleanup ----------------------------------------------------------------------------------
     def _start_janitor(self) -> None:
@@ -350,10 +375,10 @@ class RoomsAdapter:
         pending = getattr(room, "_saving_document", None)
         if pending is not None and not pending.done():
             # An autosave is still waiting out its delay: deleting the room would cancel it.
-            with contextlib.suppress(Exception):
-                task = room._save_to_disc()
-                if task is not None:
-                    await task
+            try:
+                await write_room(room, room_id)
+            except Exception as exc:
+                log.warning("Saving room %s before closing it failed: %s", room_id, exc)
         async with ydoc._room_locks[room_id]:
             if room.clients or self._room(room_id) is not room:
                 return

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from mcp.server.mcpserver import Context
+from pydantic import Field
 
 from ..contents import Entry, matcher
 from ..errors import InvalidArgument
@@ -17,38 +20,46 @@ from ..models import (
 )
 from .registry import READ, WRITE, Backends, ToolSpec
 
-_TYPES = ("file", "notebook", "directory")
+_TYPES = ("file", "text", "markdown", "notebook", "directory")
+_MARKDOWN = (".md", ".markdown")
 
 
 def document_tools(b: Backends) -> list[ToolSpec]:
     contents, rooms = b.contents, b.rooms
 
     async def list_documents(
-        ctx: Context, path_filter: str = "", file_type: str | None = None, max_results: int = 50
+        ctx: Context,
+        path_filter: Annotated[
+            str, Field(description="Path prefix ('work/') or glob over whole paths ('**/*.md'); '' = all.")
+        ] = "",
+        file_type: Annotated[
+            str | None,
+            Field(description="'file', 'text', 'markdown', 'notebook', 'directory', or an extension like '.csv'."),
+        ] = None,
+        max_results: Annotated[int, Field(description="At most this many entries (1-1000).")] = 50,
     ) -> DocumentList:
         """List files, notebooks and directories under the Jupyter root.
 
-        path_filter: a path prefix ('work/' lists that directory and below, 'work/da' what starts so)
-        or a glob over whole paths ('**/*.md', 'data/*.csv'). file_type: 'file', 'notebook',
-        'directory' or an extension like '.md'. Hidden files appear only if the server shows them.
+        Hidden files appear only if the server shows them.
         """
         if max_results < 1 or max_results > 1000:
             raise InvalidArgument(f"max_results must be between 1 and 1000, got {max_results}")
         if file_type is not None and file_type not in _TYPES and not file_type.startswith("."):
             raise InvalidArgument(
-                f"file_type {file_type!r} is not one of 'file', 'notebook', 'directory' or an extension like '.md'"
+                f"file_type {file_type!r} is not one of {', '.join(_TYPES)} or an extension like '.md'"
             )
+        # The jupyter-collaboration-mcp design's names: 'text' is any file that is not a notebook.
+        suffixes = _MARKDOWN if file_type == "markdown" else (file_type,) if file_type and file_type[0] == "." else None
+        kind = "file" if file_type in ("text", "markdown") else file_type
         start, wanted = matcher(path_filter)
         start = contents.normalize(start, allow_root=True)
 
         def accept(entry: Entry) -> bool:
             if not wanted(entry.path):
                 return False
-            if file_type is None:
-                return True
-            if file_type.startswith("."):
-                return entry.type != "directory" and entry.name.endswith(file_type)
-            return entry.type == file_type
+            if suffixes is not None:
+                return entry.type != "directory" and entry.name.lower().endswith(suffixes)
+            return kind is None or entry.type == kind
 
         entries, truncated = await contents.walk(start, accept=accept, max_results=max_results)
         return DocumentList(
@@ -72,11 +83,24 @@ def document_tools(b: Backends) -> list[ToolSpec]:
         kind = await contents.kind(path)
         return ExistsResult(exists=kind is not None, type=kind)  # type: ignore[arg-type]
 
-    async def create_document(ctx: Context, path: str, type: str = "file", content: str = "") -> CreatedDocument:
-        """Create a new file ('file' or 'markdown'), notebook ('notebook', content becomes a first markdown
-        cell) or directory; never overwrites an existing path."""
-        if type not in ("file", "markdown", "notebook", "directory"):
+    async def create_document(
+        ctx: Context,
+        path: Annotated[str, Field(description="Path of the new document, relative to the Jupyter root.")],
+        type: Annotated[
+            str | None,
+            Field(description="'file', 'markdown', 'notebook' or 'directory'; default: a .ipynb path is a notebook."),
+        ] = None,
+        content: Annotated[
+            str, Field(description="Initial text (for a notebook: the source of a first markdown cell).")
+        ] = "",
+    ) -> CreatedDocument:
+        """Create a file, notebook or directory; never overwrites an existing path. A .ipynb path is always
+        created as a notebook."""
+        if type is not None and type not in ("file", "markdown", "notebook", "directory"):
             raise InvalidArgument(f"type {type!r} is not one of file, markdown, notebook, directory")
+        if type != "directory" and path.lower().endswith(".ipynb"):
+            type = "notebook"  # a .ipynb holding plain text would be a broken notebook
+        type = type or "file"
         kind = "file" if type == "markdown" else type
         created = await contents.create(path, kind, content)
         return CreatedDocument(path=created, type=type, created=True)  # type: ignore[arg-type]
@@ -87,7 +111,10 @@ def document_tools(b: Backends) -> list[ToolSpec]:
         return RenamedDocument(path=old, new_path=new)
 
     async def copy_document(ctx: Context, path: str, copy_path: str) -> CopiedDocument:
-        """Copy a file or notebook to copy_path (its saved content: save_notebook first to include live edits)."""
+        """Copy a file or notebook to copy_path, a free path in an existing directory; all or nothing.
+
+        The copy holds the saved content: save_notebook first to include live edits.
+        """
         source, copy = await contents.copy(path, copy_path)
         return CopiedDocument(path=source, copy_path=copy)
 
