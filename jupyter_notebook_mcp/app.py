@@ -94,6 +94,25 @@ class JupyterNotebookMCP(ExtensionApp):
         help="""Resumability: seconds an event stays replayable. Default: 600 (10 minutes).""",
     ).tag(config=True)
 
+    event_store_max_event_bytes = Int(
+        4 * 1024 * 1024,
+        help="""Resumability: an event (a result, a notification) larger than this many bytes of JSON is
+        delivered but not kept for replay; a client resuming past it is told the result was not kept.
+        Default: 4 MiB.""",
+    ).tag(config=True)
+
+    event_store_max_session_bytes = Int(
+        64 * 1024 * 1024,
+        help="""Resumability: bytes of events kept for one MCP session; past it its oldest events are
+        dropped. Default: 64 MiB.""",
+    ).tag(config=True)
+
+    event_store_max_bytes = Int(
+        256 * 1024 * 1024,
+        help="""Resumability: bytes of events kept for all sessions together; past it the oldest events
+        of the least recently written streams are dropped. Default: 256 MiB.""",
+    ).tag(config=True)
+
     sse_retry_interval = Int(
         1000,
         help="""Milliseconds a client should wait before reconnecting a closed SSE stream (sent as

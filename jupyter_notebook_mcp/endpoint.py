@@ -45,6 +45,9 @@ class EndpointHost(Protocol):
     event_store_max_events_per_stream: int
     event_store_max_streams: int
     event_store_max_age: float
+    event_store_max_event_bytes: int
+    event_store_max_session_bytes: int
+    event_store_max_bytes: int
     sse_retry_interval: int
     session_idle_timeout: float
     max_sessions: int
@@ -86,6 +89,9 @@ def build_endpoint(app: EndpointHost) -> Endpoint:
         max_events_per_stream=app.event_store_max_events_per_stream,
         max_streams=app.event_store_max_streams,
         max_age=app.event_store_max_age,
+        max_event_bytes=app.event_store_max_event_bytes,
+        max_session_bytes=app.event_store_max_session_bytes,
+        max_total_bytes=app.event_store_max_bytes,
     )
     manager = build_session_manager(
         mcp_server,

@@ -10,9 +10,16 @@ scope token; a view only ever replays events stored through itself. Sessions are
 credential that created them, so an event is replayed only to the principal *and* session that
 produced it.
 
-Bounds: events per stream (oldest dropped), streams in total (least recently written dropped) and
-age (events older than ``max_age`` are never replayed and are purged as new events arrive). The SDK
-gives no "stream finished" hook, so without these the store would grow with every request.
+Bounds: events per stream (oldest dropped), streams in total (least recently written dropped), age
+(events older than ``max_age`` are never replayed and are purged as new events arrive), and bytes — per
+session and in total, the oldest events of the least recently written streams giving way first. The
+SDK gives no "stream finished" hook, so without these the store would grow with every request: counts
+alone let 40 results of 41 MB hold 1.6 GB until their session ended.
+
+An event larger than ``max_event_bytes`` is delivered as usual but not kept, and an event evicted for
+bytes is forgotten; when either was a result, a client resuming past it receives, in its place, an
+error response for that request saying the result was not kept and to call again — never silence
+that would leave it waiting.
 """
 
 from __future__ import annotations
@@ -24,14 +31,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mcp.server.streamable_http import EventCallback, EventId, EventMessage, EventStore, StreamId
-from mcp_types import JSONRPCMessage
+from mcp_types import ErrorData, JSONRPCError, JSONRPCMessage, JSONRPCResponse
+
+#: JSON-RPC error code of the stand-in for a result that was not kept (the implementation-defined range).
+NOT_KEPT = -32001
 
 
 @dataclass
 class _Event:
     seq: int
-    message: JSONRPCMessage | None
+    message: JSONRPCMessage | None  # None: not kept (too large or evicted), or the SDK's priming event
     stored_at: float
+    size: int = 0
+    lost_result: str | int | None = None  # the request id of a result that was not kept
 
 
 @dataclass
@@ -44,6 +56,7 @@ class _Stream:
     events: deque[_Event]
     next_seq: int = 0
     last_write: float = field(default=0.0)
+    kept_from: int = 0  # events before this index keep no message: eviction resumes here
 
 
 class MemoryEventStore:
@@ -58,14 +71,24 @@ class MemoryEventStore:
         max_events_per_stream: int = 1000,
         max_streams: int = 1000,
         max_age: float = 600.0,
+        max_event_bytes: int = 4 * 1024 * 1024,
+        max_session_bytes: int = 64 * 1024 * 1024,
+        max_total_bytes: int = 256 * 1024 * 1024,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if max_events_per_stream < 1 or max_streams < 1 or max_age <= 0:
+        if min(max_events_per_stream, max_streams, max_event_bytes, max_session_bytes, max_total_bytes) < 1:
+            raise ValueError("event store bounds must be positive")
+        if max_age <= 0:
             raise ValueError("event store bounds must be positive")
         self.max_events_per_stream = max_events_per_stream
         self.max_streams = max_streams
         self.max_age = max_age
+        self.max_event_bytes = max_event_bytes
+        self.max_session_bytes = max_session_bytes
+        self.max_total_bytes = max_total_bytes
         self._clock = clock
+        self._bytes = 0
+        self._scope_bytes: dict[str, int] = {}
         # (scope, stream number) -> stream, least recently written first.
         self._streams: OrderedDict[tuple[str, int], _Stream] = OrderedDict()
         # (scope, stream id) -> stream number, so a stream keeps its number while it lives.
@@ -83,6 +106,14 @@ class MemoryEventStore:
     @property
     def event_count(self) -> int:
         return sum(len(s.events) for s in self._streams.values())
+
+    @property
+    def byte_count(self) -> int:
+        """Bytes of the events kept (their JSON size)."""
+        return self._bytes
+
+    def scope_bytes(self, scope: str) -> int:
+        return self._scope_bytes.get(scope, 0)
 
     def drop_scope(self, scope: str) -> None:
         """Forget every stream of a session that has ended: nothing can resume it any more."""
@@ -106,7 +137,17 @@ class MemoryEventStore:
         seq = stream.next_seq
         stream.next_seq += 1
         stream.last_write = now
-        stream.events.append(_Event(seq, message, now))
+        size = len(message.model_dump_json(by_alias=True, exclude_unset=True)) if message is not None else 0
+        if len(stream.events) == stream.events.maxlen:
+            self._forget(stream, stream.events[0])  # the deque drops it on append
+            stream.kept_from = max(0, stream.kept_from - 1)
+        if size > self.max_event_bytes:
+            assert message is not None
+            stream.events.append(_Event(seq, None, now, 0, _result_id(message)))
+        else:
+            stream.events.append(_Event(seq, message, now, size))
+            self._count(scope, size)
+            self._fit(scope)
         return f"{scope}.{number}.{seq}"
 
     async def replay(self, scope: str, last_event_id: EventId, send: EventCallback) -> StreamId | None:
@@ -120,9 +161,11 @@ class MemoryEventStore:
             return None
         oldest_allowed = self._clock() - self.max_age
         for event in list(stream.events):
-            if event.seq <= seq or event.stored_at < oldest_allowed or event.message is None:
+            if event.seq <= seq or event.stored_at < oldest_allowed:
                 continue
-            await send(EventMessage(event.message, f"{scope}.{number}.{event.seq}"))
+            message = event.message if event.message is not None else _not_kept(event.lost_result)
+            if message is not None:
+                await send(EventMessage(message, f"{scope}.{number}.{event.seq}"))
         return stream.stream_id
 
     def _purge_expired(self, now: float) -> None:
@@ -137,6 +180,65 @@ class MemoryEventStore:
     def _remove(self, key: tuple[str, int]) -> None:
         stream = self._streams.pop(key)
         self._numbers.pop((stream.scope, stream.stream_id), None)
+        for event in stream.events:
+            self._forget(stream, event)
+
+    def _count(self, scope: str, size: int) -> None:
+        self._bytes += size
+        total = self._scope_bytes.get(scope, 0) + size
+        if total:
+            self._scope_bytes[scope] = total
+        else:
+            self._scope_bytes.pop(scope, None)
+
+    def _forget(self, stream: _Stream, event: _Event) -> None:
+        """Stop counting an event (it leaves the store, or only its message does)."""
+        if event.size:
+            self._count(stream.scope, -event.size)
+            event.size = 0
+
+    def _fit(self, scope: str) -> None:
+        """Evict the oldest kept events — of this session, then of anyone — until both byte bounds hold.
+
+        One pass over the streams, least recently written first; each stream resumes where its last
+        eviction stopped, so staying at a bound costs no rescan of what was evicted before.
+        """
+        for owner, limit in ((scope, self.max_session_bytes), (None, self.max_total_bytes)):
+
+            def over(owner: str | None = owner, limit: int = limit) -> bool:
+                return (self._scope_bytes.get(owner, 0) if owner is not None else self._bytes) > limit
+
+            for (stream_scope, _), stream in self._streams.items():
+                if not over():
+                    break
+                if owner is not None and stream_scope != owner:
+                    continue
+                while stream.kept_from < len(stream.events) and over():
+                    event = stream.events[stream.kept_from]
+                    if event.message is not None:
+                        self._forget(stream, event)
+                        event.lost_result = _result_id(event.message)
+                        event.message = None
+                    stream.kept_from += 1
+
+
+def _result_id(message: JSONRPCMessage) -> str | int | None:
+    """The request id a message answers, when it is a result (its loss must be told on replay)."""
+    return message.id if isinstance(message, JSONRPCResponse) else None
+
+
+def _not_kept(request_id: str | int | None) -> JSONRPCMessage | None:
+    if request_id is None:
+        return None
+    return JSONRPCError(
+        jsonrpc="2.0",
+        id=request_id,
+        error=ErrorData(
+            code=NOT_KEPT,
+            message="the result of this request was not kept for replay (it was larger than the server keeps, "
+            "or the event store needed the room): call the tool again",
+        ),
+    )
 
 
 class ScopedEventStore(EventStore):

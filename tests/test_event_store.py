@@ -476,3 +476,62 @@ def test_constructor_accepts_minimal_bounds() -> None:
     store = MemoryEventStore(max_events_per_stream=1, max_streams=1, max_age=0.001)
     assert (store.max_events_per_stream, store.max_streams, store.max_age) == (1, 1, 0.001)
     assert (store.stream_count, store.event_count) == (0, 0)
+
+
+class TestByteBounds:
+    async def test_a_result_over_the_event_bound_is_delivered_but_replays_as_an_error(self) -> None:
+        store, _ = make_store(max_event_bytes=1000)
+        view = store.scoped()
+        first = await view.store_event("1", None)  # the SDK's priming event
+        await view.store_event("1", progress(1))
+        await view.store_event("1", result(1, "x" * 5000))
+        assert store.byte_count < 1000
+        _, sink = await replay(view, first)
+        assert [type(m).__name__ for m in sink.messages] == ["JSONRPCNotification", "JSONRPCError"]
+        error = sink.messages[1]
+        assert error.id == 1  # type: ignore[union-attr]
+        assert "not kept for replay" in error.error.message  # type: ignore[union-attr]
+
+    async def test_a_session_is_bounded_in_bytes_oldest_first(self) -> None:
+        store, _ = make_store(max_event_bytes=10_000, max_session_bytes=3000)
+        view, other = store.scoped(), store.scoped()
+        await other.store_event("9", result(9, "o" * 500))
+        first = await view.store_event("1", None)
+        for n in range(10):
+            await view.store_event("1", result(n, "v" * 500))
+        assert store.scope_bytes(view.scope) <= 3000
+        assert store.scope_bytes(other.scope) > 0  # another session's events are not this session's budget
+        _, sink = await replay(view, first)
+        kinds = [type(m).__name__ for m in sink.messages]
+        assert kinds[:1] == ["JSONRPCError"] and kinds[-1] == "JSONRPCResponse"
+        assert len(kinds) == 10  # every result is answered: kept, or as "not kept"
+
+    async def test_all_sessions_together_are_bounded_in_bytes(self) -> None:
+        store, _ = make_store(max_event_bytes=10_000, max_session_bytes=100_000, max_total_bytes=5000)
+        views = [store.scoped() for _ in range(5)]
+        for n, view in enumerate(views):
+            for k in range(4):
+                await view.store_event(str(k), result(n * 10 + k, "t" * 500))
+        assert store.byte_count <= 5000
+        assert store.scope_bytes(views[-1].scope) > 0  # the newest writes are kept
+
+    async def test_dropping_a_stream_or_session_releases_its_bytes(self) -> None:
+        store, _ = make_store(max_streams=2)
+        view = store.scoped()
+        for stream in ("1", "2", "3"):
+            await view.store_event(stream, result(1, "z" * 100))
+        assert store.stream_count == 2
+        kept = store.byte_count
+        assert 0 < kept == store.scope_bytes(view.scope)
+        view.release()
+        assert store.byte_count == 0 and store.scope_bytes(view.scope) == 0
+
+    async def test_a_full_stream_releases_the_bytes_of_what_it_drops(self) -> None:
+        store, _ = make_store(max_events_per_stream=3)
+        view = store.scoped()
+        for n in range(10):
+            await view.store_event("1", result(n, "w" * 100))
+        assert store.event_count == 3
+        assert store.byte_count == sum(
+            len(result(n, "w" * 100).model_dump_json(by_alias=True, exclude_unset=True)) for n in range(7, 10)
+        )

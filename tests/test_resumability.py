@@ -153,3 +153,31 @@ async def test_session_end_releases_its_events(
     assert (await http.delete(mcp_url, headers=headers)).status_code == 200
     await asyncio.sleep(0.1)
     assert store.stream_count < before
+
+
+async def test_a_10_mb_read_is_delivered_but_not_kept_for_replay(
+    http: httpx2.AsyncClient, mcp_url: str, auth: dict[str, str], jp_root_dir: Any, extension: Any
+) -> None:
+    """Events are bounded by bytes: a result over event_store_max_event_bytes (4 MiB) reaches the client whole,
+    is not held in memory, and a client resuming past it is told so instead of waiting for it forever."""
+    text = "0123456789abcdef" * (10 * 1024 * 1024 // 16)
+    (jp_root_dir / "big.txt").write_text(text)
+    session = await open_session(http, mcp_url, auth)
+    headers = {**MCP_HEADERS, **auth, "mcp-session-id": session, "mcp-protocol-version": LEGACY_VERSION}
+    call = rpc(
+        "tools/call",
+        {"name": "get_document", "arguments": {"path": "big.txt", "max_content_length": 10_485_760}},
+        id=21,
+    )
+    async with http.stream("POST", mcp_url, json=call, headers=headers) as response:
+        events = await read_events(response, has_result(21), limit=60)
+    result = next(msg for _, msg in events if msg and msg.get("id") == 21)
+    assert result["result"]["structuredContent"]["content"] == text
+    store = extension.event_store
+    assert store.byte_count < 1024 * 1024
+    priming = events[0][0]
+    resume = {**headers, "Accept": "text/event-stream", "Last-Event-ID": priming}
+    async with http.stream("GET", mcp_url, headers=resume) as response:
+        replayed = await read_events(response, lambda ev: any(m and m.get("id") == 21 for _, m in ev), limit=10)
+    stand_in = next(msg for _, msg in replayed if msg and msg.get("id") == 21)
+    assert "not kept for replay" in stand_in["error"]["message"]
