@@ -1,10 +1,10 @@
 """Running a notebook's cells: the kernel's messages written into the live room as they arrive.
 
 This is the one place that combines two adapters — the kernel that runs the code and the room that
-shows it — so that tools stay thin. Each output message re-fetches the room's document before writing
-(a room can be deleted mid-run when its last browser leaves), progress is reported per output, a
-timeout interrupts the kernel, and a cancelled call (the client gave up or its stream dropped)
-interrupts the run it started.
+shows it — so that tools stay thin. Outputs go through an ``OutputWriter`` (batched, never holding the
+event loop long), which re-fetches the room's document before each batch (a room can be deleted mid-run
+when its last browser leaves) and reports progress per batch; a timeout interrupts the kernel, and a
+cancelled call (the client gave up or its stream dropped) interrupts the run it started.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -22,11 +23,116 @@ from .errors import InvalidArgument, NotFound
 from .kernels import Kernel, KernelsAdapter
 from .render import output_images, render_outputs
 from .rooms import RoomsAdapter
-from .rooms.outputs import RunState, begin, end, write
+from .rooms.outputs import RunState, begin, end, write_batch
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, str], Awaitable[None]]
+
+# One write (one transaction) takes at most this many messages / this much text, and a stream message is
+# cut in pieces of SLICE_CHARS: each write holds the event loop a few milliseconds at most, even for a
+# 100 MB line, and other requests are served between writes.
+BATCH_MESSAGES = 256
+BATCH_CHARS = 1 << 20
+SLICE_CHARS = 1 << 18
+# Before a write, the writer lets the loop run until this many turns in a row bring no new message (at most
+# GATHER_TURNS turns): messages the kernel already sent reach the queue one every turn or two.
+QUIET_TURNS = 3
+GATHER_TURNS = 64
+
+
+class OutputWriter:
+    """Writes one run's output messages into the room in batches, in order, yielding between batches.
+
+    ``put`` (the kernel reader's callback) only queues a message; a task writes what is queued: every
+    message already received when it wakes goes into one transaction (up to the bounds above), so a
+    flood of ``display()`` calls costs a few transactions instead of one each, and each collaborator
+    gets one update per batch. Progress is reported once per batch.
+    """
+
+    def __init__(self, rooms: RoomsAdapter, path: str, actor: Any, state: RunState, progress: Progress | None) -> None:
+        self.rooms = rooms
+        self.path = path
+        self.actor = actor
+        self.state = state
+        self.progress = progress
+        self._queue: deque[tuple[str, dict[str, Any]]] = deque()
+        self._wake = asyncio.Event()
+        self._closing = False
+        self._task: asyncio.Task[None] | None = None
+
+    async def put(self, kind: str, content: dict[str, Any]) -> None:
+        if self._task is None:
+            self._task = asyncio.ensure_future(self._run())
+        elif self._task.done():
+            self._task.result()  # the writer failed: stop the run with its error
+        text = content.get("text")
+        if kind == "stream" and isinstance(text, str) and len(text) > SLICE_CHARS:
+            for i in range(0, len(text), SLICE_CHARS):
+                piece = {**content, "text": text[i : i + SLICE_CHARS]}
+                self._queue.append((kind, {**piece, "continued": True} if i else piece))
+        else:
+            self._queue.append((kind, content))
+        self._wake.set()
+
+    async def close(self) -> None:
+        """Write what is still queued and stop the task (raises what the task raised)."""
+        self._closing = True
+        self._wake.set()
+        if self._task is None:
+            if self._queue:
+                self._task = asyncio.ensure_future(self._run())
+            else:
+                return
+        await self._task
+
+    async def _run(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            await self._gather()
+            while self._queue:
+                batch = self._take()
+                with contextlib.suppress(NotFound):  # the cell was deleted mid-run: keep running, stop writing
+                    write_batch(await self.rooms.notebook(self.path, self.actor), self.state, batch)
+                if self.progress is not None:
+                    message = f"{batch[-1][0]} from cell {self.state.cell_id}"
+                    try:
+                        await self.progress(self.state.outputs_written, message)
+                    except Exception:  # a client gone mid-run must not stop the outputs reaching the room
+                        log.debug("progress notification failed", exc_info=True)
+                await asyncio.sleep(0)  # let other requests in between two batches
+            if self._closing:
+                return
+
+    async def _gather(self) -> None:
+        """Let the kernel reader queue what it has already received, so that it joins this batch."""
+        quiet = turns = 0
+        while quiet < QUIET_TURNS and turns < GATHER_TURNS and len(self._queue) < BATCH_MESSAGES:
+            queued = len(self._queue)
+            await asyncio.sleep(0)
+            turns += 1
+            quiet = quiet + 1 if len(self._queue) == queued else 0
+
+    def _take(self) -> list[tuple[str, dict[str, Any]]]:
+        batch: list[tuple[str, dict[str, Any]]] = []
+        chars = 0
+        while self._queue and len(batch) < BATCH_MESSAGES and chars < BATCH_CHARS:
+            kind, content = self._queue.popleft()
+            batch.append((kind, content))
+            chars += _size(content)
+        return batch
+
+
+def _size(content: dict[str, Any]) -> int:
+    """Roughly how much text a message writes (its stream text or its data values)."""
+    text = content.get("text")
+    if isinstance(text, str):
+        return len(text)
+    data = content.get("data")
+    if isinstance(data, dict):
+        return sum(len(v) if isinstance(v, str) else 64 for v in data.values())
+    return 64
 
 
 @dataclass
@@ -96,24 +202,23 @@ class ExecutionService:
         state = RunState(cell_id)
         async with self.kernels.lock(kernel.id):
             begin(await self.rooms.notebook(path, actor), state)
-
-            async def on_output(kind: str, content: dict[str, Any]) -> None:
-                with contextlib.suppress(NotFound):  # the cell was deleted mid-run: keep running, stop writing
-                    write(await self.rooms.notebook(path, actor), state, kind, content)
-                if progress is not None and kind != "clear_output":
-                    await progress(state.outputs_written, f"{kind} from cell {cell_id}")
-
+            writer = OutputWriter(self.rooms, path, actor, state, progress)
             count: int | None = None
             try:
-                execution = await self.kernels.execute(kernel.id, code, on_output, timeout)
+                execution = await self.kernels.execute(kernel.id, code, writer.put, timeout)
                 status, count = execution.status, execution.execution_count
             except asyncio.CancelledError:
                 log.info("MCP execution of a cell was cancelled by the client; the kernel was interrupted")
                 raise
             finally:
-                # Also after a cancellation (anyio re-cancels every await): the cell must not stay "running".
-                with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
-                    end(await self.rooms.notebook(path, actor), state, count)
+                # Also after a cancellation (anyio re-cancels every await): the outputs received are written
+                # and the cell must not stay "running".
+                with anyio.CancelScope(shield=True):
+                    try:
+                        await writer.close()
+                    finally:
+                        with contextlib.suppress(Exception):
+                            end(await self.rooms.notebook(path, actor), state, count)
         view = await self.rooms.notebook(path)
         try:
             outputs = view.cell(view.resolve(cell_id=cell_id)).outputs
