@@ -35,6 +35,7 @@ class Actor:
     client: str  # clientInfo name as sent, "" when none
     session_id: str | None  # the MCP session id, None in the stateless era
     username: str  # the Jupyter user the client authenticated as
+    principal: str = ""  # the credential's fingerprint (per-principal limits count by it)
 
     @property
     def origin(self) -> str:
@@ -67,12 +68,13 @@ class Actors:
         info = getattr(params, "client_info", None)
         client = str(getattr(info, "title", None) or getattr(info, "name", None) or "")
         username = _username(ctx)
+        principal = _principal(ctx) or f"user:{username}"
         name = self.agent_name or client or "AI agent"
         if session_id:
             key = hashlib.sha256(f"session:{session_id}".encode()).hexdigest()[:12]
         else:
             key = hashlib.sha256(f"stateless:{username}:{client}".encode()).hexdigest()[:12]
-        actor = Actor(key=key, name=name, client=client, session_id=session_id, username=username)
+        actor = Actor(key=key, name=name, client=client, session_id=session_id, username=username, principal=principal)
         if session_id and key not in self._live and connection is not None:
             self._live[key] = actor
             connection.exit_stack.callback(self._ended, actor)
@@ -90,3 +92,10 @@ def _username(ctx: Any) -> str:
     state = getattr(request, "scope", {}).get("state", {}) if request is not None else {}
     user = state.get(STATE_USER)
     return str(getattr(user, "username", "") or "")
+
+
+def _principal(ctx: Any) -> str:
+    """The credential fingerprint the handler gave the SDK as the request's user (sessions are bound to it)."""
+    request = getattr(getattr(ctx, "request_context", None), "request", None) if ctx is not None else None
+    user = getattr(request, "scope", {}).get("user") if request is not None else None
+    return str(getattr(getattr(user, "access_token", None), "client_id", "") or "")

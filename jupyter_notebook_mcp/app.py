@@ -28,7 +28,9 @@ from .groups import GROUPS
 from .handlers import MCPHandler
 from .history import HistoryService
 from .kernels import KernelsAdapter
+from .limits import Limits
 from .presence import PresenceService
+from .ratelimit import RateLimiter
 from .rooms import RoomsAdapter
 from .subscriptions import SubscriptionManager
 
@@ -43,7 +45,7 @@ if TYPE_CHECKING:  # the MCP SDK is imported when the endpoint is built, not wit
 SAVE_AT_STOP_TIMEOUT = 30.0
 
 
-class JupyterNotebookMCP(ExtensionApp):
+class JupyterNotebookMCP(Limits, ExtensionApp):
     """Serves a Model Context Protocol endpoint at ``{base_url}mcp`` on the Jupyter server."""
 
     name = "jupyter_notebook_mcp"
@@ -71,58 +73,10 @@ class JupyterNotebookMCP(ExtensionApp):
         timeout. Default: 1800 (30 minutes).""",
     ).tag(config=True)
 
-    max_sessions = Int(
-        1000,
-        help="""Maximum number of concurrent MCP sessions; a request that would open one more is
-        answered 503 until a session ends. 0 removes the limit. Default: 1000.""",
-    ).tag(config=True)
-
-    event_store_max_events_per_stream = Int(
-        1000,
-        help="""Resumability: events kept per SSE stream for replay after a reconnect
-        (Last-Event-ID); older ones are dropped first. Default: 1000.""",
-    ).tag(config=True)
-
-    event_store_max_streams = Int(
-        1000,
-        help="""Resumability: SSE streams kept in memory across all sessions; the least recently
-        written is dropped first. Default: 1000.""",
-    ).tag(config=True)
-
-    event_store_max_age = Float(
-        600.0,
-        help="""Resumability: seconds an event stays replayable. Default: 600 (10 minutes).""",
-    ).tag(config=True)
-
-    event_store_max_event_bytes = Int(
-        4 * 1024 * 1024,
-        help="""Resumability: an event (a result, a notification) larger than this many bytes of JSON is
-        delivered but not kept for replay; a client resuming past it is told the result was not kept.
-        Default: 4 MiB.""",
-    ).tag(config=True)
-
-    event_store_max_session_bytes = Int(
-        64 * 1024 * 1024,
-        help="""Resumability: bytes of events kept for one MCP session; past it its oldest events are
-        dropped. Default: 64 MiB.""",
-    ).tag(config=True)
-
-    event_store_max_bytes = Int(
-        256 * 1024 * 1024,
-        help="""Resumability: bytes of events kept for all sessions together; past it the oldest events
-        of the least recently written streams are dropped. Default: 256 MiB.""",
-    ).tag(config=True)
-
     sse_retry_interval = Int(
         1000,
         help="""Milliseconds a client should wait before reconnecting a closed SSE stream (sent as
         the SSE 'retry:' field). Default: 1000.""",
-    ).tag(config=True)
-
-    max_request_body_size = Int(
-        4 * 1024 * 1024,
-        help="""Largest accepted request body in bytes; larger requests are answered 413 before the
-        body is read. Default: 4194304 (4 MiB).""",
     ).tag(config=True)
 
     shutdown_timeout = Float(
@@ -147,13 +101,6 @@ class JupyterNotebookMCP(ExtensionApp):
         2000,
         help="""Characters of each cell output returned to agents; longer outputs are cut with a
         marker saying how much was cut. Default: 2000.""",
-    ).tag(config=True)
-
-    max_revision_bytes = Int(
-        64 * 1024 * 1024,
-        help="""Bytes of cell and document text kept so that an agent's edit can be merged from the text it
-        read (its base_revision) onto the live text. Least recently used texts are dropped past this; an
-        edit naming a dropped revision is refused unless the text has not changed. Default: 64 MiB.""",
     ).tag(config=True)
 
     include_images = Bool(
@@ -184,33 +131,10 @@ class JupyterNotebookMCP(ExtensionApp):
         an interval are coalesced into one notification. Default: 0.5.""",
     ).tag(config=True)
 
-    max_subscriptions_per_session = Int(
-        100,
-        help="""Resource subscriptions one MCP session may hold at once. Default: 100.""",
-    ).tag(config=True)
-
-    max_history_updates = Int(
-        10000,
-        help="""Stored updates kept per document for history (every transaction is one: a keystroke, an
-        agent edit, an output write). Past the bound the oldest are squashed into one base version,
-        so history cannot grow without limit. 0: unbounded. Default: 10000.""",
-    ).tag(config=True)
-
     history_fold_interval = Float(
         60.0,
         help="""Seconds: people's consecutive edits with shorter pauses between them are listed as one
         version in document history. Default: 60.""",
-    ).tag(config=True)
-
-    max_forks = Int(
-        20,
-        help="""Forks (fork_document) the server holds at once; beyond it new forks are refused until some are
-        merged or discarded. 0: unlimited. Default: 20.""",
-    ).tag(config=True)
-
-    fork_ttl = Float(
-        3600.0,
-        help="""Seconds a fork may stay unused before it is discarded. 0: never. Default: 3600.""",
     ).tag(config=True)
 
     agent_name = Unicode(
@@ -225,12 +149,6 @@ class JupyterNotebookMCP(ExtensionApp):
         help="""Seconds without a call after which an agent leaves the collaborator lists of the documents
         it worked in (it leaves at once when its MCP session ends; stateless clients have no session end).
         It reappears on its next edit or cursor move. 0: stay until the session ends. Default: 60.""",
-    ).tag(config=True)
-
-    max_activity_entries = Int(
-        1000,
-        help="""Agent activities (edits, executions, broadcasts) kept in memory for get_user_activity; the
-        oldest are dropped first. Default: 1000.""",
     ).tag(config=True)
 
     enable_test_fixtures = Bool(
@@ -249,6 +167,7 @@ class JupyterNotebookMCP(ExtensionApp):
     def initialize_settings(self) -> None:
         assert self.serverapp is not None, "the extension is linked to a server before its settings are built"
         self.principal_key: bytes = secrets.token_bytes(32)
+        self.rate_limiter = RateLimiter(self.rate_limit, self.rate_limit_burst) if self.rate_limit > 0 else None
         if logging.getLogger("mcp").level == logging.NOTSET:
             # The SDK logs session ids at INFO; keep them out of Jupyter's log unless asked for.
             logging.getLogger("mcp").setLevel(logging.WARNING)
@@ -266,7 +185,9 @@ class JupyterNotebookMCP(ExtensionApp):
             explain=contents.load_problem,
         )
         self.history = HistoryService(self.rooms, fold_interval=self.history_fold_interval)
-        self.forks = ForkService(self.rooms, max_forks=self.max_forks, ttl=self.fork_ttl)
+        self.forks = ForkService(
+            self.rooms, max_forks=self.max_forks, max_per_user=self.max_forks_per_user, ttl=self.fork_ttl
+        )
         self.kernels = KernelsAdapter(self.serverapp)
         self.actors = Actors(agent_name=self.agent_name)
         self.actors.on_end(self.history.undo.forget)
@@ -278,7 +199,11 @@ class JupyterNotebookMCP(ExtensionApp):
             self.rooms.journal.on_edit(self.presence.edited)
         self.contents = contents
         self.execution = ExecutionService(
-            self.rooms, self.kernels, max_output_length=self.max_output_length, include_images=self.include_images
+            self.rooms,
+            self.kernels,
+            max_output_length=self.max_output_length,
+            include_images=self.include_images,
+            max_per_principal=self.max_executions_per_principal,
         )
         self.subscriptions = SubscriptionManager(
             self.rooms,

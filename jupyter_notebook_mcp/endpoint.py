@@ -51,6 +51,7 @@ class EndpointHost(Protocol):
     sse_retry_interval: int
     session_idle_timeout: float
     max_sessions: int
+    max_sessions_per_principal: int
     max_request_body_size: int
     shutdown_timeout: float
     max_revision_bytes: int
@@ -99,6 +100,7 @@ def build_endpoint(app: EndpointHost) -> Endpoint:
         retry_interval_ms=app.sse_retry_interval or None,
         session_idle_timeout=app.session_idle_timeout or None,
         max_sessions=app.max_sessions or None,
+        max_sessions_per_principal=app.max_sessions_per_principal or None,
         max_request_body_size=app.max_request_body_size,
     )
     return Endpoint(mcp_server, tool_names, event_store, ManagerRunner(manager, shutdown_timeout=app.shutdown_timeout))

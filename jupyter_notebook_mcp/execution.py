@@ -13,13 +13,13 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
 
-from .errors import InvalidArgument, NotFound
+from .errors import InvalidArgument, NotFound, Unavailable
 from .kernels import Kernel, KernelsAdapter
 from .render import output_images, render_outputs
 from .rooms import RoomsAdapter
@@ -146,11 +146,19 @@ class CellRun:
 
 class ExecutionService:
     def __init__(
-        self, rooms: RoomsAdapter, kernels: KernelsAdapter, *, max_output_length: int, include_images: bool = True
+        self,
+        rooms: RoomsAdapter,
+        kernels: KernelsAdapter,
+        *,
+        max_output_length: int,
+        include_images: bool = True,
+        max_per_principal: int = 0,
     ) -> None:
         self.rooms = rooms
         self.kernels = kernels
         self.max_output_length = max_output_length
+        self.max_per_principal = max_per_principal
+        self._running: dict[str, int] = {}  # principal -> run_cells calls in flight
         self.include_images = include_images
 
     async def kernel(self, path: str) -> Kernel:
@@ -173,6 +181,36 @@ class ExecutionService:
 
         ``actor`` (who asked) is the author of the output writes in history and activity.
         """
+        with self._claim(getattr(actor, "principal", "")):
+            return await self._run_cells(path, cell_ids, timeout, stop_on_error, progress, actor)
+
+    @contextlib.contextmanager
+    def _claim(self, principal: str) -> Iterator[None]:
+        """Count a caller's executions in flight; past ``max_per_principal`` refuse one more (runs queue in
+        their kernel, so a caller could otherwise park any number of them and starve everyone else's)."""
+        held = self._running.get(principal, 0)
+        if self.max_per_principal and held >= self.max_per_principal:
+            raise Unavailable(
+                f"you already have {held} executions in flight (max_executions_per_principal): wait for them "
+                "to finish, or interrupt the kernel"
+            )
+        self._running[principal] = held + 1
+        try:
+            yield
+        finally:
+            left = self._running.pop(principal, 1) - 1
+            if left:
+                self._running[principal] = left
+
+    async def _run_cells(
+        self,
+        path: str,
+        cell_ids: list[str],
+        timeout: float,
+        stop_on_error: bool,
+        progress: Progress | None,
+        actor: Any,
+    ) -> list[CellRun]:
         view = await self.rooms.notebook(path)
         codes = []
         for cell_id in cell_ids:

@@ -1,8 +1,9 @@
 """Forks an agent drafts in: bounded in number and idle age, owned by the Jupyter user who made them.
 
 The registry lives on the extension app (no module state). Forks idle longer than ``ttl`` seconds are
-discarded by a sweep that runs while any fork exists; past ``max_forks`` a new fork is refused (an
-agent's unmerged draft is never dropped to make room).
+discarded by a sweep that runs while any fork exists; past ``max_per_user`` forks of one user, or
+``max_forks`` in all, a new fork is refused (an agent's unmerged draft is never dropped to make room),
+so one user cannot take every slot.
 """
 
 from __future__ import annotations
@@ -41,9 +42,12 @@ class Fork:
 
 
 class ForkService:
-    def __init__(self, rooms: RoomsAdapter, *, max_forks: int = 20, ttl: float = 3600.0) -> None:
+    def __init__(
+        self, rooms: RoomsAdapter, *, max_forks: int = 20, max_per_user: int = 10, ttl: float = 3600.0
+    ) -> None:
         self.rooms = rooms
         self.max_forks = max_forks
+        self.max_per_user = max_per_user
         self.ttl = ttl
         self._forks: dict[str, Fork] = {}
         self._sweeper: asyncio.Task[None] | None = None
@@ -59,10 +63,17 @@ class ForkService:
         self, path: str, kind: str, actor: Any, *, title: str, description: str, synchronize: bool
     ) -> Fork:
         await self.sweep()
-        if self.max_forks and len(self._forks) >= self.max_forks:
+        mine = sum(1 for f in self._forks.values() if f.owner == actor.username)
+        if self.max_per_user and mine >= self.max_per_user:
             raise Unavailable(
-                f"this server already holds {len(self._forks)} forks (its limit): merge or discard some "
-                "with merge_document_fork or discard_document_fork"
+                f"you already hold {mine} forks (the limit per user): merge or discard some of yours with "
+                "merge_document_fork or discard_document_fork (list_document_forks lists them)"
+            )
+        if self.max_forks and len(self._forks) >= self.max_forks:
+            yours = f"{mine} of them yours: merge or discard those" if mine else "none of them yours: try again later"
+            raise Unavailable(
+                f"this server already holds {len(self._forks)} forks (its limit), {yours}; unused forks expire "
+                f"after {self.ttl:g} s"
             )
         live, _ = await self.rooms._document(path, kind)
         document = ForkDocument(live, kind, path, synchronize=synchronize)

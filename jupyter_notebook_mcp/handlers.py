@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, cast
 from urllib.parse import urlparse
@@ -22,6 +23,7 @@ from jupyter_server.utils import origin_matches_pat
 from tornado import web
 
 from .asgi import TornadoASGIBridge
+from .ratelimit import RateLimiter
 from .request_state import STATE_HANDLER, STATE_USER
 
 
@@ -38,6 +40,7 @@ class MCPHost(Protocol):
 
     max_request_body_size: int
     principal_key: bytes
+    rate_limiter: RateLimiter | None
 
     def endpoint(self) -> Awaitable[Runner]: ...
 
@@ -65,6 +68,8 @@ class MCPHandler(APIHandler):
         self._received = 0
         self._too_large = False
         self._bridge: TornadoASGIBridge | None = None
+        self._principal_name: str | None = None
+        self._retry_after = 1
 
     async def prepare(self) -> None:  # type: ignore[override]
         if not self._origin_allowed():
@@ -80,6 +85,14 @@ class MCPHandler(APIHandler):
             raise
         if self.current_user is None:
             raise web.HTTPError(401, UNAUTHENTICATED)
+        limiter = self.extension.rate_limiter
+        if limiter is not None:
+            wait, first = limiter.acquire(self._principal())
+            if wait:
+                if first:  # once per burst: a flood must not flood the log too
+                    self.log.warning("MCP: rate limit reached for a caller; refusing its requests for now (429)")
+                self._retry_after = wait
+                raise web.HTTPError(429, f"rate limit: retry after {wait} s")
         if self.request.method != "POST":
             return
         media_type = self.request.headers.get("Content-Type", "").split(";")[0].strip().lower()
@@ -130,7 +143,23 @@ class MCPHandler(APIHandler):
         if status_code == 401:
             # What MCP clients (and RFC 6750) expect; the body says how to pass the Jupyter token.
             self.set_header("WWW-Authenticate", 'Bearer realm="jupyter", error="invalid_token"')
+        elif status_code == 429:
+            # Written here: Jupyter's write_error logs every error it writes, and a flood is logged once.
+            self.set_header("Retry-After", str(self._retry_after))
+            self.set_header("Content-Type", "application/json")
+            self.finish(json.dumps({"message": f"rate limit: retry after {self._retry_after} s"}))
+            return
         super().write_error(status_code, **kwargs)
+
+    def _log(self) -> None:
+        # Jupyter's access log warns about every 4xx, and Tornado about every HTTPError: a flood of 429s
+        # would flood the log. The refusal is logged once per burst instead (prepare).
+        if self.get_status() != 429:
+            super()._log()
+
+    def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
+        if not (isinstance(value, web.HTTPError) and value.status_code == 429):
+            super().log_exception(typ, value, tb)
 
     def finish(self, *args: Any, **kwargs: Any) -> Any:
         # APIHandler.finish forces application/json; keep the SDK's text/event-stream.
@@ -156,6 +185,8 @@ class MCPHandler(APIHandler):
         anonymous user every time, so the username alone cannot bind a session to its creator; the
         token can. The SDK answers 404 when a session is used by any other principal.
         """
+        if self._principal_name is not None:
+            return self._principal_name
         token = self.identity_provider.get_token(self) or ""
         username = getattr(self.current_user, "username", "")
         if token:
@@ -166,7 +197,8 @@ class MCPHandler(APIHandler):
             material = "unauthenticated"
         else:
             material = f"user:{username}"
-        return hmac.new(self.extension.principal_key, material.encode(), hashlib.sha256).hexdigest()
+        self._principal_name = hmac.new(self.extension.principal_key, material.encode(), hashlib.sha256).hexdigest()
+        return self._principal_name
 
     def _origin_allowed(self) -> bool:
         """Jupyter's CORS policy, applied to token requests too (MCP requires 403 for a bad Origin)."""

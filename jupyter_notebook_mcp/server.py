@@ -115,6 +115,7 @@ def build_session_manager(
     session_idle_timeout: float | None,
     max_sessions: int | None,
     max_request_body_size: int,
+    max_sessions_per_principal: int | None = None,
 ) -> ScopedSessionManager:
     """The SDK session manager for our endpoint; Jupyter, not the SDK, guards Host and Origin."""
     return ScopedSessionManager(
@@ -123,6 +124,7 @@ def build_session_manager(
         retry_interval=retry_interval_ms,
         session_idle_timeout=session_idle_timeout,
         max_sessions=max_sessions,
+        max_sessions_per_principal=max_sessions_per_principal,
         max_request_body_size=max_request_body_size,
         security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )

@@ -15,10 +15,12 @@ import contextlib
 import logging
 from typing import Any
 
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorization_context
 from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp_types import INTERNAL_ERROR, ErrorData, JSONRPCError
+from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from .event_store import MemoryEventStore, ScopedEventStore
@@ -29,10 +31,43 @@ log = logging.getLogger(__name__)
 class ScopedSessionManager(StreamableHTTPSessionManager):
     """A session manager whose sessions each replay only their own events."""
 
-    def __init__(self, app: Any, *, shared_store: MemoryEventStore | None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        app: Any,
+        *,
+        shared_store: MemoryEventStore | None,
+        max_sessions_per_principal: int | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(app, event_store=None, **kwargs)
         self.shared_store = shared_store
+        self.max_sessions_per_principal = max_sessions_per_principal
         self._views: dict[str, ScopedEventStore] = {}
+
+    async def handle_request(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Refuse a new session to a principal at its own limit (the SDK only knows the global one)."""
+        limit = self.max_sessions_per_principal
+        user = scope.get("user")
+        if limit and isinstance(user, AuthenticatedUser) and _opens_session(scope):
+            owner = authorization_context(user)
+            held = sum(1 for o in self._session_owners.values() if o == owner)
+            if held >= limit:
+                log.warning("Refusing a new MCP session: its credential already holds %d (the limit)", held)
+                body = JSONRPCError(
+                    jsonrpc="2.0",
+                    id=None,
+                    error=ErrorData(
+                        code=INTERNAL_ERROR,
+                        message=f"this credential already holds {held} MCP sessions (max_sessions_per_principal): "
+                        "end sessions you no longer use (HTTP DELETE) or wait for idle ones to expire",
+                    ),
+                )
+                response = Response(
+                    body.model_dump_json(by_alias=True, exclude_unset=True), 503, media_type="application/json"
+                )
+                await response(scope, receive, send)
+                return
+        await super().handle_request(scope, receive, send)
 
     @property
     def session_count(self) -> int:
@@ -112,3 +147,12 @@ class ManagerRunner:
                 raise
             if not isinstance(exc, asyncio.CancelledError):
                 log.error("MCP session manager stopped with an error: %s", exc)
+
+
+def _opens_session(scope: Scope) -> bool:
+    """A POST of the handshake era without a session id: the request that would open a session (requests
+    of the 2026-07-28 era carry that version in a header and open none)."""
+    if scope.get("method") != "POST":
+        return False
+    headers = dict(scope.get("headers") or [])
+    return b"mcp-session-id" not in headers and headers.get(b"mcp-protocol-version", b"") < b"2026"

@@ -38,7 +38,7 @@ def render() -> str:
     traits = JupyterNotebookMCP.class_traits(config=True)
     for name in sorted(traits):
         trait = traits[name]
-        if trait.this_class is not JupyterNotebookMCP:
+        if not trait.this_class.__module__.startswith("jupyter_notebook_mcp"):
             continue
         default = trait.default_value_repr()
         help_text = inspect.cleandoc(trait.help)
