@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.utils import url_path_join
-from traitlets import Bool, Float, Int, List, Unicode, validate
+from traitlets import Bool, Float, Int, List, TraitError, Unicode, validate
 
+from . import exitguard
 from ._version import __version__
 from .actors import Actors
 from .contents import ContentsAdapter
@@ -157,16 +158,40 @@ class JupyterNotebookMCP(Limits, ExtensionApp):
         only. Default: False.""",
     ).tag(config=True)
 
+    #: Why a configured ``tool_groups`` was refused (None: it was not). Refusing fails the extension's link,
+    #: which Jupyter logs and then loads the extension anyway (``reraise_server_extension_failures`` is off by
+    #: default): :meth:`initialize_settings` reads this and refuses to serve a configuration nobody asked for.
+    _tool_groups_refused: str | None = None
+
     @validate("tool_groups")
     def _validate_groups(self, proposal: Any) -> list[str]:
-        unknown = sorted(set(proposal["value"]) - set(GROUPS))
-        if unknown:
-            raise ValueError(f"unknown tool groups {unknown}; known groups: {', '.join(GROUPS)}")
-        return list(proposal["value"])
+        value = list(proposal["value"])
+        unknown = [group for group in value if group not in GROUPS]
+        if not unknown:
+            self._tool_groups_refused = None
+            return value
+        hint = ""
+        if any("," in group or group.strip().startswith("[") for group in unknown):
+            hint = (
+                ". On the command line a list is given by repeating the option: "
+                "--JupyterNotebookMCP.tool_groups=notebook --JupyterNotebookMCP.tool_groups=document"
+            )
+        self._tool_groups_refused = (
+            f"JupyterNotebookMCP.tool_groups = {value!r}: unknown tool groups {unknown!r}; "
+            f"known groups: {', '.join(GROUPS)}{hint}"
+        )
+        raise TraitError(self._tool_groups_refused)
 
     def initialize_settings(self) -> None:
         assert self.serverapp is not None, "the extension is linked to a server before its settings are built"
+        if self._tool_groups_refused:
+            # The failed link left the traits as they were before this configuration (all tools, and read_only
+            # and the rest unapplied): serving that would expose what the admin meant to hide.
+            # (on the server's log, next to Jupyter's own lines about this extension failing to link and load)
+            self.serverapp.log.error("MCP endpoint not served: invalid %s", self._tool_groups_refused)
+            raise TraitError(f"the MCP endpoint is not served: invalid {self._tool_groups_refused}")
         self.principal_key: bytes = secrets.token_bytes(32)
+        exitguard.install()
         self.rate_limiter = RateLimiter(self.rate_limit, self.rate_limit_burst) if self.rate_limit > 0 else None
         if logging.getLogger("mcp").level == logging.NOTSET:
             # The SDK logs session ids at INFO; keep them out of Jupyter's log unless asked for.
@@ -270,6 +295,8 @@ class JupyterNotebookMCP(Limits, ExtensionApp):
         return self._built().mcp_server
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
+        if self._tool_groups_refused:
+            return  # not loaded (initialize_settings said why): nothing to start
         self.rooms.configure_ystore()  # every extension is loaded now; no room is open yet
         await self.endpoint()
         self.log.info(
@@ -288,6 +315,8 @@ class JupyterNotebookMCP(Limits, ExtensionApp):
         runs alongside), the endpoint stops (no new edits; calls in flight finish), and the rooms that
         had a save pending, or changed meanwhile, are written.
         """
+        if self._tool_groups_refused:
+            return  # not loaded (initialize_settings said why): nothing to stop
         unsaved = self.rooms.unsaved()
         try:
             if self._building is not None and not self._building.done():

@@ -111,10 +111,10 @@ class Limits(Configurable):
     ).tag(config=True)
 
     max_executions_per_principal = Int(
-        8,
+        64,
         help="""Cell runs one credential may have in flight at once (each waits its turn in its kernel's
         queue); past it an execution is refused with a tool error until one ends. 0 removes the limit.
-        Default: 8.""",
+        Default: 64 (a hundred agent sessions running cells now and then stay well below it).""",
     ).tag(config=True)
 
     rate_limit = Float(
