@@ -182,13 +182,27 @@ class PresenceService:
         self._remove(presence)
         return True
 
-    def move(self, actor: Actor, path: str, kind: str, cell_id: str | None, anchor: int, head: int) -> bool:
-        """Put the agent's cursor at character offsets of a cell's source (notebooks) or of the text."""
+    def move(
+        self,
+        actor: Actor,
+        path: str,
+        kind: str,
+        cell_id: str | None,
+        anchor: int,
+        head: int,
+        *,
+        text: Any = None,
+    ) -> bool:
+        """Put the agent's cursor at character offsets of a cell's source (notebooks) or of the text.
+
+        ``text``, the cell's live source when the caller has it (an edit does), spares looking the cell up.
+        """
         presence = self.enter(actor, path, kind, publish=False)
         room = aw.room(self.rooms, presence.room_id) if presence is not None else None
         if presence is None or room is None:
             return False
-        placed = aw.cursor(room, kind, cell_id, anchor, head)
+        position = self.rooms.cell_position(path, cell_id) if text is None and kind == "notebook" else None
+        placed = aw.cursor(room, kind, cell_id, anchor, head, text=text, position=position)
         if placed is not None:
             presence.cursor = placed
         self._publish(presence, room)
@@ -262,11 +276,13 @@ class PresenceService:
             self.enter(actor, edit.path, edit.kind)
             return
         offset = edit.offset
+        text = getattr(edit, "text", None)  # the cell's live source, handed over: no cell lookup
         if offset is None:  # the end of the cell
-            room = aw.room(self.rooms, self.rooms.room_id(edit.path, edit.kind, create_id=False))
-            source = aw.source_of(room, edit.kind, edit.cell_id) if room is not None else None
-            offset = len(str(source)) if source is not None else 0
-        self.move(actor, edit.path, edit.kind, edit.cell_id, offset, offset)
+            if text is None:
+                room = aw.room(self.rooms, self.rooms.room_id(edit.path, edit.kind, create_id=False))
+                text = aw.source_of(room, edit.kind, edit.cell_id) if room is not None else None
+            offset = len(str(text)) if text is not None else 0
+        self.move(actor, edit.path, edit.kind, edit.cell_id, offset, offset, text=text)
 
     # -- awareness --------------------------------------------------------------------------------
     def _client_id(self, key: str, room_id: str, room: Any) -> int:

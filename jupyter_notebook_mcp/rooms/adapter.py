@@ -239,6 +239,11 @@ class RoomsAdapter:
         text = ydoc.get("source", type=Text)
         return ContentWatch(ydoc, [(text, text.observe(callback))])
 
+    def cell_position(self, path: str, cell_id: str | None) -> int | None:
+        """Where a cell sits in the open room of ``path``, from its cell index (None: no index or no cell)."""
+        entry = self._indexes.get(self.room_id(path, "notebook", create_id=False) or "")
+        return entry[1].position(cell_id) if entry is not None and cell_id else None
+
     def info(self, path: str, kind: str) -> RoomInfo | None:
         """Room id and who is in the room of ``path`` (from awareness), or None when no room is open."""
         room_id = self.room_id(path, kind, create_id=False)

@@ -178,20 +178,42 @@ def _cells(room: Any) -> Any:
     return room.ydoc.get("cells", type=Array)
 
 
-def source_of(room: Any, kind: str, cell_id: str | None) -> Any | None:
-    """The live source ``Text`` of a notebook cell (by id) or of a text file; None when there is no such cell."""
+def source_of(room: Any, kind: str, cell_id: str | None, position: int | None = None) -> Any | None:
+    """The live source ``Text`` of a notebook cell (by id) or of a text file; None when there is no such cell.
+
+    ``position``, the cell's index from the room's cell index, is checked and used: a scan of the cells
+    array costs O(N²) in pycrdt (each index access walks from the start), one access O(N) in Rust.
+    """
     if kind == "file":
         return room.ydoc.get("source", type=Text)
-    for ycell in _cells(room):
+    cells = _cells(room)
+    if position is not None and 0 <= position < len(cells):
+        ycell = cells[position]
+        if ycell.get("id") == cell_id:
+            source = ycell.get("source")
+            return source if isinstance(source, Text) else None
+    for ycell in cells:
         if ycell.get("id") == cell_id:
             source = ycell.get("source")
             return source if isinstance(source, Text) else None
     return None
 
 
-def cursor(room: Any, kind: str, cell_id: str | None, anchor: int, head: int) -> dict[str, Any] | None:
-    """A JupyterLab cursor (``anchor``/``head`` in characters) in a cell or text file, None if the cell is gone."""
-    ytext = source_of(room, kind, cell_id)
+def cursor(
+    room: Any,
+    kind: str,
+    cell_id: str | None,
+    anchor: int,
+    head: int,
+    *,
+    text: Any = None,
+    position: int | None = None,
+) -> dict[str, Any] | None:
+    """A JupyterLab cursor (``anchor``/``head`` in characters) in a cell or text file, None if the cell is gone.
+
+    ``text`` is the source when the caller has it; else it is found by ``position`` (checked) or by id.
+    """
+    ytext = text if isinstance(text, Text) else source_of(room, kind, cell_id, position)
     if ytext is None:
         return None
     text = str(ytext)

@@ -32,6 +32,7 @@ class Edit:
     source: str = "agent"  # "agent", "restore", "run" (execution outputs)
     cell_id: str | None = None  # notebooks: the cell the edit ended in (for the agent's cursor)
     offset: int | None = None  # character offset in that cell's source, or in the text file
+    text: Any = None  # the live Y text the edit ended in: the agent's cursor goes there without a cell lookup
     details: dict[str, Any] = field(default_factory=dict)
 
 

@@ -239,10 +239,13 @@ class NotebookView:
         ]
         summary = f"inserted {_cells_text(ids)} at {positions[0] if positions else count}"
         final: list[int] = []
-        with self.edit(summary, cell_id=ids[-1] if ids else None, offset=len(cells[-1].source) if cells else None):
+        with self.edit(
+            summary, cell_id=ids[-1] if ids else None, offset=len(cells[-1].source) if cells else None
+        ) as record:
             for position, ycell in zip(positions, ycells, strict=True):
                 self._cells.insert(position, ycell)
                 final = [i + 1 if i >= position else i for i in final] + [position]
+            record.text = ycells[-1]["source"] if ycells else None
         return [(final[k], ids[k], cells[k].cell_type) for k in range(len(cells))]
 
     def update(self, changes: list[CellChange], bases: BaseFinder | None = None) -> list[CellUpdate]:
@@ -273,12 +276,14 @@ class NotebookView:
             plan.append((index, ycell, live, change, hunks, text))
         ids = [self._index.ids[i] for i, *_ in plan]
         offset = _end_of_change(plan[-1][4]) if plan else None
-        with self.edit(f"updated {_cells_text(ids)}", cell_id=ids[-1] if ids else None, offset=offset):
+        with self.edit(f"updated {_cells_text(ids)}", cell_id=ids[-1] if ids else None, offset=offset) as record:
             for index, ycell, live, change, hunks, _ in plan:
                 if change.cell_type is not None and change.cell_type != ycell.get("cell_type"):
-                    self._retype(index, change.cell_type, apply(live, hunks))
-                elif hunks:
-                    apply_hunks(ycell["source"], live, hunks)
+                    record.text = self._retype(index, change.cell_type, apply(live, hunks))["source"]
+                else:
+                    if hunks:
+                        apply_hunks(ycell["source"], live, hunks)
+                    record.text = ycell["source"]
         return [CellUpdate(index, cell_id, text) for (index, *_, text), cell_id in zip(plan, ids, strict=True)]
 
     def delete(self, indexes: list[int]) -> list[CellData]:
@@ -298,9 +303,10 @@ class NotebookView:
         # pycrdt 0.14 has no Array.move: delete and re-insert the same content and id together.
         ycell = self._nb.create_ycell(cell)
         cell_id = str(cell.get("id", ""))
-        with self.edit(f"moved cell {cell_id} from {index} to {to_index}", cell_id=cell_id, offset=0):
+        with self.edit(f"moved cell {cell_id} from {index} to {to_index}", cell_id=cell_id, offset=0) as record:
             del self._cells[index]
             self._cells.insert(to_index, ycell)
+            record.text = ycell["source"]
         return str(cell.get("id", ""))
 
     def replace(
@@ -338,13 +344,15 @@ class NotebookView:
                     ycell["outputs"].clear()
                     ycell["execution_count"] = None
 
-    def _retype(self, index: int, cell_type: str, source: str) -> None:
+    def _retype(self, index: int, cell_type: str, source: str) -> Any:
         old = self._cells[index].to_py() or {}
         cell = _nbformat_cell(cell_type, source, dict(old.get("metadata") or {}))
         cell["id"] = old.get("id")
         if cell_type == "code" and old.get("cell_type") == "code":
             cell["outputs"] = old.get("outputs", [])
-        self._cells[index] = self._nb.create_ycell(cell)
+        ycell = self._nb.create_ycell(cell)
+        self._cells[index] = ycell
+        return ycell
 
 
 def _merged(cell_id: str, live: str, change: CellChange, base: Base | None) -> tuple[list[Hunk], str]:

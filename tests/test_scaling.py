@@ -1,0 +1,81 @@
+"""Per-call work does not grow with the notebook: counted structurally, never timed.
+
+pycrdt's ``Array`` index access walks from the start and its iteration goes through index access, so a
+path that scans the cells array costs O(N) accesses (O(N²) steps) per call. Counting the server room's
+array accesses one edit makes, on a small and on a large notebook, shows such a scan at once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pycrdt
+import pytest
+
+from .conftest import call_tool
+
+
+class Accesses:
+    """Counts index accesses and iterations of arrays belonging to the documents in ``docs``."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.docs: list[Any] = []
+
+    def count(self, array: Any) -> None:
+        doc = getattr(array, "_doc", None)
+        if any(doc is d for d in self.docs):
+            self.n += 1
+
+
+@pytest.fixture
+def accesses(monkeypatch: pytest.MonkeyPatch) -> Accesses:
+    counter = Accesses()
+    getitem, iterate = pycrdt.Array.__getitem__, pycrdt.Array.__iter__
+
+    def counted_getitem(self: Any, key: Any) -> Any:
+        counter.count(self)
+        return getitem(self, key)
+
+    def counted_iter(self: Any) -> Any:
+        counter.count(self)
+        return iterate(self)
+
+    monkeypatch.setattr(pycrdt.Array, "__getitem__", counted_getitem)
+    monkeypatch.setattr(pycrdt.Array, "__iter__", counted_iter)
+    return counter
+
+
+async def _per_edit(client: Any, extension: Any, path: str, counter: Accesses) -> dict[str, int]:
+    read = await call_tool(client, "get_notebook", path=path, include_outputs=False, max_content_length=10_000_000)
+    last = read["cells"][-1]["id"]  # the far end: a scan from the start would walk every cell
+    await call_tool(
+        client, "batch_update_notebook_cells", path=path, exec=False, updates=[{"cell_id": last, "content": "w"}]
+    )
+    counter.docs.append(extension.rooms.live_ydoc(path, "notebook"))
+    found: dict[str, int] = {}
+    for name, tool, arguments in [
+        ("update", "batch_update_notebook_cells", {"updates": [{"cell_id": last, "content": "warm = 2"}]}),
+        ("append", "batch_update_notebook_cells", {"updates": [{"cell_id": last, "operations": [{"content": "\n#"}]}]}),
+        ("insert", "batch_insert_notebook_cells", {"after_cell_id": last, "cells": [{"content": "new"}]}),
+        ("read", "get_notebook", {"cell_ids": [last]}),
+    ]:
+        if tool != "get_notebook":
+            arguments["exec"] = False
+        before = counter.n
+        await call_tool(client, tool, path=path, **arguments)
+        found[name] = counter.n - before
+    return found
+
+
+async def test_a_call_touches_the_cells_array_a_fixed_number_of_times(
+    mcp_client: Any, make_notebook: Any, collaborator: Any, extension: Any, accesses: Accesses
+) -> None:
+    """With a person in the room (the agent then shows its cursor where it edited)."""
+    small = make_notebook("small.ipynb", count=10)
+    large = make_notebook("large.ipynb", count=1500)
+    async with collaborator(small), collaborator(large), mcp_client() as client:
+        at_small = await _per_edit(client, extension, small, accesses)
+        at_large = await _per_edit(client, extension, large, accesses)
+    assert at_large == at_small, (at_small, at_large)
+    assert max(at_large.values()) < 20, at_large
