@@ -10,6 +10,7 @@ such links). A refused path is an :class:`InvalidPath` naming the rule and the w
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import errno
@@ -59,8 +60,10 @@ class ContentsAdapter:
         """Return the canonical API path for ``path`` or raise :class:`InvalidPath`."""
         if not isinstance(path, str):
             raise InvalidArgument("path must be a string")
-        if any(ord(c) < 32 for c in path) or "\\" in path:
-            raise InvalidPath(f"path {path!r} contains a backslash or control character: use '/' separators")
+        if "\\" in path:
+            raise InvalidPath(f"path {path!r} contains a backslash: use '/' separators")
+        if any(ord(c) < 32 or ord(c) == 127 for c in path):
+            raise InvalidPath(f"path {path!r} contains a control character (such as a NUL byte or newline): remove it")
         if path.startswith("/") or (len(path) > 1 and path[1] == ":"):
             raise InvalidPath(
                 f"path {path!r} is absolute: give a path relative to the Jupyter root, like 'work/analysis.ipynb'"
@@ -140,9 +143,7 @@ class ContentsAdapter:
         path = self.normalize(path)
         if await self.kind(path, normalized=True) is not None:
             raise InvalidArgument(f"{path!r} already exists: pick another path, or edit it instead")
-        parent = posixpath.dirname(path)
-        if parent and await self.kind(parent, normalized=True) != "directory":
-            raise NotFound(f"directory {parent!r} does not exist: create it first (type 'directory')")
+        await self._require_parent(path)
         if kind == "directory":
             model: dict[str, Any] = {"type": "directory"}
         elif kind == "notebook":
@@ -162,6 +163,9 @@ class ContentsAdapter:
             raise NotFound(f"nothing at {path!r} to rename")
         if await self.kind(new_path, normalized=True) is not None:
             raise InvalidArgument(f"{new_path!r} already exists: rename to a free path")
+        if new_path.startswith(path + "/"):
+            raise InvalidArgument(f"cannot move {path!r} into itself ({new_path!r}): pick a path outside it")
+        await self._require_parent(new_path)
         await self._call(self.manager.rename(path, new_path), path)
         return path, new_path
 
@@ -220,11 +224,37 @@ class ContentsAdapter:
         return _problem(raw, kind)
 
     async def delete(self, path: str) -> str:
+        """Delete a file, a notebook or an *empty* directory (unless the server's ``always_delete_dir``)."""
         path = self.normalize(path)
-        if await self.kind(path, normalized=True) is None:
+        kind = await self.kind(path, normalized=True)
+        if kind is None:
             raise NotFound(f"nothing at {path!r} to delete")
-        await self._call(self.manager.delete(path), path)
+        if kind == "directory" and not getattr(self.manager, "always_delete_dir", False) and await self._holds(path):
+            # Jupyter's contents manager sends a whole tree to the trash on Linux and macOS (it refuses only on
+            # Windows, or when not using the trash): one call must not take a tree away.
+            raise InvalidArgument(
+                f"directory {path!r} is not empty: delete what it holds first (list_documents with "
+                f"path_filter {path + '/'!r} shows it)"
+            )
+        await self._call(self.manager.delete(path), path, action="delete")
         return path
+
+    async def _holds(self, directory: str) -> bool:
+        """Whether a directory holds anything, hidden files included (leftover checkpoints do not count)."""
+        root = self._root()
+        if root is None:  # not a file-system manager: what it lists is all there is
+            return bool(await self._children(directory))
+        checkpoints = getattr(getattr(self.manager, "checkpoints", None), "checkpoint_dir", None)
+        os_path = os.path.join(root, *directory.split("/"))
+
+        def first_entry() -> bool:
+            try:
+                with os.scandir(os_path) as entries:
+                    return any(entry.name != checkpoints for entry in entries)
+            except OSError:
+                return False  # the manager's own delete reports what is wrong
+
+        return await asyncio.to_thread(first_entry)
 
     async def _call(self, result: Any, path: str, *, action: str = "change") -> Any:
         try:
@@ -232,7 +262,7 @@ class ContentsAdapter:
         except HTTPError as exc:
             raise _translate(exc, path, action=action, root=self._root()) from None
         except OSError as exc:  # some managers let file-system errors through
-            raise InvalidArgument(f"cannot {action} {path!r}: {_os_reason(exc)}") from None
+            raise InvalidArgument(f"cannot {action} {path!r}: {_os_reason(exc, self._root())}") from None
 
     def _root(self) -> str | None:
         root = getattr(self.manager, "root_dir", None)
@@ -322,7 +352,9 @@ def matcher(path_filter: str) -> tuple[str, Any]:
 
 def _translate(exc: HTTPError, path: str, *, action: str = "read", root: str | None = None) -> Exception:
     if exc.status_code == 404:
-        return NotFound(f"no such directory {path!r}: list the parent directory to see what exists")
+        if action == "read":  # reads that reach the manager are directory listings and models
+            return NotFound(f"no such directory {path!r}: list the parent directory to see what exists")
+        return NotFound(f"cannot {action} {path!r}: it (or the directory it goes to) no longer exists")
     if exc.status_code == 403:
         return PermissionDenied(f"the server refuses access to {path!r}")
     return InvalidArgument(f"cannot {action} {path!r}: {_reason(exc, root)}")
@@ -332,22 +364,30 @@ def _reason(exc: HTTPError, root: str | None) -> str:
     """The contents manager's reason, without the server's absolute paths it likes to include."""
     cause = exc.__cause__ or exc.__context__
     if isinstance(cause, OSError):
-        return _os_reason(cause)
+        return _os_reason(cause, root)
     text = str(exc.log_message or exc.reason or exc.status_code)
     if "Unreadable Notebook" in text:
         return "it is not a valid notebook: read it with get_notebook to see why"
     if "File name too long" in text:
         return "the file name is too long"
-    for prefix in sorted({root, os.path.realpath(root)} if root else set(), key=len, reverse=True):
-        text = text.replace(prefix.rstrip("/") + "/", "").replace(prefix, "")
-    return text.split("\n", 1)[0][:300]
+    return _scrub(text, root)
 
 
-def _os_reason(exc: OSError) -> str:
+def _os_reason(exc: OSError, root: str | None = None) -> str:
     """An OSError in words, without the file name (it is a server path)."""
     if exc.errno == errno.ENAMETOOLONG:
         return "the file name is too long"
-    return exc.strerror or type(exc).__name__
+    if exc.strerror:
+        return exc.strerror
+    # No errno text (shutil.Error, for one, is an OSError carrying only a message full of server paths).
+    return _scrub(str(exc), root) or type(exc).__name__
+
+
+def _scrub(text: str, root: str | None) -> str:
+    """The first line of ``text`` (at most 300 characters) with the server's root directory taken out."""
+    for prefix in sorted({root, os.path.realpath(root)} if root else set(), key=len, reverse=True):
+        text = text.replace(prefix.rstrip("/") + "/", "").replace(prefix, "")
+    return text.split("\n", 1)[0][:300]
 
 
 def _problem(raw: bytes, kind: str) -> str | None:

@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 
 from .errors import InvalidArgument, NotFound, Unavailable
-from .kernels import Kernel, KernelsAdapter
+from .kernels import Kernel, KernelDied, KernelsAdapter
 from .render import output_images, render_outputs
 from .rooms import RoomsAdapter
 from .rooms.outputs import RunState, begin, end, write_batch
@@ -221,7 +221,13 @@ class ExecutionService:
         kernel = await self.kernel(path)
         runs: list[CellRun] = []
         for cell_id, code in codes:
-            run = await self._run_one(path, kernel, cell_id, code, timeout, progress, actor)
+            try:
+                run = await self._run_one(path, kernel, cell_id, code, timeout, progress, actor)
+            except KernelDied as exc:
+                # Say which cell, and what this call ran before it (those results are not returned).
+                before = ", ".join(f"{r.id!r} ({r.status})" for r in runs)
+                ran = f" (this call ran {before} before it)" if before else ""
+                raise KernelDied(f"cell {cell_id!r}: {exc}{ran}") from None
             runs.append(run)
             if stop_on_error and run.status != "ok":
                 break

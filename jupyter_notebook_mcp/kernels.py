@@ -47,7 +47,23 @@ class Execution:
 
 
 class KernelDied(Unavailable):
-    """The kernel stopped while running the agent's code."""
+    """The notebook's kernel process is gone: it stopped while running the agent's code, or before it."""
+
+
+def died_message(km: Any, *, running: bool) -> str:
+    """What happened to a dead kernel and what the agent can do, for a run that was cut off or never sent."""
+    if running:
+        what = "the kernel died while running the cell (it crashed, exited or ran out of memory) before it finished"
+    else:
+        what = "the notebook's kernel has died (it crashed, exited or ran out of memory), so the cell was not run"
+    if getattr(km, "autorestart", False) and getattr(km, "_restarter", None) is not None:
+        way_out = (
+            "Jupyter is restarting it: run the cell again in a few seconds, or restart it now with "
+            "restart_notebook_kernel"
+        )
+    else:
+        way_out = "restart it with restart_notebook_kernel"
+    return f"{what}; its variables are lost. {way_out}"
 
 
 class KernelsAdapter:
@@ -113,6 +129,21 @@ class KernelsAdapter:
         self._clients[kernel_id] = client
         return client
 
+    async def _live(self, kernel_id: str) -> Any:
+        """The kernel's manager, or :class:`KernelDied` when its process is gone (our client is dropped then)."""
+        try:
+            km = self._kernels.get_kernel(kernel_id)
+        except KeyError:  # Jupyter gave up restarting it and removed it
+            self._forget(kernel_id)
+            raise KernelDied(
+                "the notebook's kernel has died and Jupyter could not restart it, so the cell was not run: "
+                "run the cell again to start a new kernel (its variables are lost)"
+            ) from None
+        if not await ensure_async(km.is_alive()):
+            self._forget(kernel_id)
+            raise KernelDied(died_message(km, running=False))
+        return km
+
     def _forget(self, kernel_id: str) -> None:
         client = self._clients.pop(kernel_id, None)
         if client is not None:
@@ -124,9 +155,23 @@ class KernelsAdapter:
         return self._locks.setdefault(kernel_id, asyncio.Lock())
 
     async def execute(self, kernel_id: str, code: str, on_output: OutputCallback, timeout: float) -> Execution:
-        """Run ``code``; hand every iopub output message to ``on_output`` as it arrives."""
-        client = await self._client(kernel_id)
-        km = self._kernels.get_kernel(kernel_id)
+        """Run ``code``; hand every iopub output message to ``on_output`` as it arrives.
+
+        A kernel that is dead when the run starts — killed between runs, or died in the previous one and not
+        restarted yet (Jupyter's restarter polls every few seconds) — is a :class:`KernelDied`, not an error
+        of ours; a kernel that is restarting is waited for (``ready_timeout``).
+        """
+        km = await self._live(kernel_id)
+        try:
+            client = await self._client(kernel_id)
+        except RuntimeError as exc:  # wait_for_ready: "Kernel died before replying" or "didn't respond in time"
+            await self._live(kernel_id)
+            if "died" in str(exc):  # and was restarted since: the run was not sent
+                raise KernelDied(died_message(km, running=False)) from None
+            raise Unavailable(
+                f"the kernel did not answer within {self.ready_timeout:g} s ({exc}): it may be busy starting; "
+                "try again, or restart it with restart_notebook_kernel"
+            ) from None
         msg_id = client.execute(code, store_history=True, allow_stdin=False, stop_on_error=True)
         try:
             return await self._follow(client, km, kernel_id, msg_id, on_output, timeout)
@@ -174,10 +219,7 @@ class KernelsAdapter:
                 next_liveness = now + 0.25
                 if not await ensure_async(km.is_alive()):
                     self._forget(kernel_id)
-                    raise KernelDied(
-                        "the kernel died while running the cell (crashed or out of memory); "
-                        "restart it with restart_notebook_kernel"
-                    )
+                    raise KernelDied(died_message(km, running=True))
             try:
                 msg = await client.get_iopub_msg(timeout=0.1)
             except queue.Empty:

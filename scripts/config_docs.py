@@ -24,7 +24,17 @@ c.JupyterNotebookMCP.read_only = True
 c.JupyterNotebookMCP.tool_groups = ["notebook", "document"]
 ```
 
-or on the command line: `jupyter lab --JupyterNotebookMCP.read_only=True`.
+or on the command line: `jupyter lab --JupyterNotebookMCP.read_only=True`. A list is given on the command
+line by repeating the option, one item each:
+
+```
+jupyter lab --JupyterNotebookMCP.tool_groups=notebook --JupyterNotebookMCP.tool_groups=document
+```
+
+`--JupyterNotebookMCP.tool_groups=notebook,document` and `--JupyterNotebookMCP.tool_groups='["notebook","document"]'`
+do **not** work: Jupyter hands such a value to the extension as one item (`"notebook,document"`). An invalid
+`tool_groups` (an unknown group, or one of these forms) is refused: the endpoint is not served, and the server's
+log says why (`MCP endpoint not served: invalid JupyterNotebookMCP.tool_groups = [...]`).
 
 Jupyter's own settings that shape the endpoint: `ServerApp.base_url` (the endpoint is `{base_url}mcp`),
 `ServerApp.allow_origin` / `allow_origin_pat` (origins allowed to call it), `ServerApp.allow_remote_access`

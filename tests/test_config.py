@@ -55,6 +55,65 @@ def test_unknown_tool_group_is_rejected() -> None:
         app.tool_groups = ["notebook", "telepathy"]
 
 
+class TestInvalidToolGroups:
+    """A bad ``tool_groups`` fails the extension's link; Jupyter (``reraise_server_extension_failures`` off, its
+    default) logs that and loads the extension anyway, with *none* of its configuration applied. The endpoint
+    must then not be served at all, and the log must name the bad value."""
+
+    @pytest.fixture
+    def jp_server_config(self, jp_server_config: Any, capfd: pytest.CaptureFixture[str]) -> Any:
+        # capfd from here: the server is built (and logs to stderr, before pytest-jupyter reroutes its log)
+        # while the test is set up.
+        jp_server_config.ServerApp.reraise_server_extension_failures = False
+        return jp_server_config
+
+    @pytest.fixture
+    def mcp_config(self) -> dict[str, Any]:
+        return {"tool_groups": ["notebok"], "read_only": True}
+
+    @pytest.fixture
+    def jp_argv(self, request: pytest.FixtureRequest) -> list[str]:
+        return list(getattr(request, "param", []))
+
+    @pytest.mark.parametrize(
+        ("jp_argv", "bad"),
+        [
+            pytest.param([], "'notebok'", id="typo-in-config"),
+            # traitlets hands the extension one string for a single occurrence of a list option
+            pytest.param(["--JupyterNotebookMCP.tool_groups=notebook,document"], "'notebook,document'", id="commas"),
+            pytest.param(
+                ['--JupyterNotebookMCP.tool_groups=["notebook","document"]'], '\'["notebook","document"]\'', id="json"
+            ),
+        ],
+        indirect=["jp_argv"],
+    )
+    @pytest.mark.usefixtures("jp_serverapp")
+    async def test_the_endpoint_is_not_served_and_the_log_names_the_value(
+        self, http: httpx2.AsyncClient, mcp_url: str, auth: dict[str, str], capfd: pytest.CaptureFixture[str], bad: str
+    ) -> None:
+        response = await http.post(mcp_url, json=rpc("initialize", INIT_PARAMS), headers={**MCP_HEADERS, **auth})
+        assert response.status_code == 404
+        log = capfd.readouterr().err.splitlines()
+        refused = [line for line in log if "MCP endpoint not served" in line]
+        assert len(refused) == 1, "\n".join(log)
+        assert bad in refused[0] and "known groups: notebook, execution, document" in refused[0], refused[0]
+        if "," in bad:
+            assert "--JupyterNotebookMCP.tool_groups=notebook --JupyterNotebookMCP.tool_groups=document" in refused[0]
+        assert not [line for line in log if "MCP endpoint:" in line]  # no "serving N tools" line
+
+
+class TestToolGroupsOnTheCommandLine:
+    @pytest.fixture
+    def jp_argv(self) -> list[str]:
+        return ["--JupyterNotebookMCP.tool_groups=notebook", "--JupyterNotebookMCP.tool_groups=document"]
+
+    async def test_a_list_is_given_by_repeating_the_option(self, mcp_client: Any, extension: Any) -> None:
+        assert extension.tool_groups == ["notebook", "document"]
+        names = await tool_names(mcp_client)
+        assert {"get_notebook", "list_documents"} <= names
+        assert not names & {"execute_notebook_cell", "get_document_history"}
+
+
 def test_every_trait_has_help_text_with_its_default() -> None:
     from jupyter_notebook_mcp.app import JupyterNotebookMCP
 
