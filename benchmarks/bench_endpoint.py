@@ -10,9 +10,16 @@ also a subprocess). Measures, with the SDK client after a warm-up:
 - bridge overhead: Jupyter p50 minus native p50 for the same operation, and their ratio. The two
   servers are measured taking turns call by call so that drift on a noisy machine hits both alike;
 - server start: spawn until GET /api/status answers, extension enabled vs disabled (median of N);
-- idle memory: VmRSS after start + one MCP session + 1 s settle, enabled vs disabled (median of N).
+- idle memory: VmRSS after start + one MCP session + 1 s settle, enabled vs disabled (median of N);
+- tools/list size: bytes of the result as sent (compact JSON) and estimated tokens (bytes / 4), by
+  default and with ``--JupyterNotebookMCP.output_schemas=True``;
+- first call of a fresh client: a new Python process imports the SDK, connects and calls one tool
+  (list_notebooks, get_notebook, document_exists) once; the time from connect-complete to the result,
+  median of N processes, by default and with output schemas listed (the SDK client then builds a
+  jsonschema validator on the first call of each tool).
 
-    python benchmarks/bench_endpoint.py [--iterations 200] [--init-iterations 30] [--starts 3] [--json out.json]
+    python benchmarks/bench_endpoint.py [--iterations 200] [--init-iterations 30] [--starts 3]
+        [--fresh-clients 3] [--json out.json]
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import platform
@@ -47,6 +55,13 @@ JUPYTER_ARGS = ("--ServerApp.base_url=/", "--JupyterNotebookMCP.enable_test_fixt
 DISABLED_ARGS = ("--ServerApp.base_url=/", "--ServerApp.jpserver_extensions=jupyter_notebook_mcp=False")
 CHEAP = ("document_exists", {"path": "notes.md"})
 INITIALIZE = "sdk legacy 2025-11-25 | initialize"
+OUTPUT_SCHEMAS_ARGS = ("--JupyterNotebookMCP.output_schemas=True",)
+FIRST_CALLS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("list_notebooks", {}),
+    ("get_notebook", {"path": "analysis.ipynb"}),
+    ("document_exists", {"path": "notes.md"}),
+)
+PROBE = "--first-call-probe"  # argv[1] of the fresh client process (see first_call_probe)
 
 TARGETS = {  # figure -> (limit, unit)
     "cheap_call_p50_ms": (3.0, "ms"),
@@ -54,6 +69,8 @@ TARGETS = {  # figure -> (limit, unit)
     "bridge_overhead_ms": (0.5, "ms"),
     "start_slowdown_s": (0.7, "s"),
     "idle_memory_added_mb": (50.0, "MB"),
+    "tools_list_bytes": (30000.0, "B"),
+    "first_call_fresh_ms": (300.0, "ms"),
 }
 
 NOTEBOOK = {
@@ -148,13 +165,13 @@ async def latency(targets: dict[str, tuple[str, dict[str, str]]], iterations: in
         for target, (url, headers) in targets.items():
             for mode in MODES:
                 client = await stack.enter_async_context(sdk_client(url, headers, mode))
-                ops[target][f"sdk {ERA[mode]} | cheap call"] = lambda c=client: cheap_call(c)
-                ops[target][f"sdk {ERA[mode]} | tools/list"] = lambda c=client: list_tools(c)
+                ops[target][f"sdk {ERA[mode]} | cheap call"] = functools.partial(cheap_call, client)
+                ops[target][f"sdk {ERA[mode]} | tools/list"] = functools.partial(list_tools, client)
             http = await stack.enter_async_context(_http(headers))
             raw = RawSession(http, url)
             await raw.open()
-            ops[target]["raw http legacy | cheap call"] = lambda r=raw: r.call("document_exists", path="notes.md")
-            ops[target]["raw http legacy | tools/list"] = lambda r=raw: r.request("tools/list", {})
+            ops[target]["raw http legacy | cheap call"] = functools.partial(raw.call, CHEAP[0], **CHEAP[1])
+            ops[target]["raw http legacy | tools/list"] = functools.partial(raw.request, "tools/list", {})
 
         # Warm-up: lazy imports on the client side (the first call_tool costs ~1 s), first-use paths
         # on the servers, and httpx connection pools.
@@ -177,6 +194,76 @@ async def latency(targets: dict[str, tuple[str, dict[str, str]]], iterations: in
                 for target in names if i % 2 == 0 else names[::-1]:
                     await sample(ops[target][name], 1, samples[target].setdefault(name, []))
     return {target: {name: stats(s) for name, s in ops_.items()} for target, ops_ in samples.items()}
+
+
+# -- a fresh client's first call, and the size of tools/list ------------------------------------
+def first_call_probe(url: str, token: str, name: str, arguments: str) -> None:
+    """Run in a new process: import the SDK, connect (legacy), call ``name`` once; print the times as JSON."""
+    started = time.perf_counter()
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    imported = time.perf_counter()
+
+    async def probe() -> dict[str, float]:
+        async with _http({"Authorization": f"Bearer {token}"}) as http:
+            begin = time.perf_counter()
+            async with Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
+                connected = time.perf_counter()
+                result = await client.call_tool(name, json.loads(arguments))
+                done = time.perf_counter()
+                if result.is_error or result.structured_content is None:
+                    raise RuntimeError(f"{name} failed or returned no structured content: {result}")
+        return {
+            "import_ms": (imported - started) * 1000,
+            "connect_ms": (connected - begin) * 1000,
+            "first_call_ms": (done - connected) * 1000,
+        }
+
+    print(json.dumps(asyncio.run(probe())))
+
+
+def fresh_first_calls(url: str, token: str, processes: int) -> dict[str, dict[str, Any]]:
+    """Per tool, the median over ``processes`` fresh client processes of connect-complete to first result."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, arguments in FIRST_CALLS:
+        runs = []
+        for _ in range(processes):
+            command = [sys.executable, __file__, PROBE, url, token, name, json.dumps(arguments)]
+            done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+            if done.returncode != 0:
+                raise RuntimeError(f"first-call probe of {name} failed:\n{done.stderr[-2000:]}")
+            runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        out[name] = {
+            key: statistics.median(run[key] for run in runs) for key in ("first_call_ms", "import_ms", "connect_ms")
+        }
+        out[name]["samples"] = [run["first_call_ms"] for run in runs]
+    return out
+
+
+async def tools_list_size(url: str, token: str) -> dict[str, Any]:
+    """Bytes of the tools/list result as sent (compact JSON), an estimate of its tokens, and what it holds."""
+    async with _http({"Authorization": f"Bearer {token}"}) as http:
+        raw = RawSession(http, url)
+        await raw.open()
+        result = (await raw.request("tools/list", {}))["result"]
+    size = len(json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode())
+    tools = result["tools"]
+    output = sum(len(json.dumps(t["outputSchema"], separators=(",", ":"))) for t in tools if "outputSchema" in t)
+    return {"tools": len(tools), "bytes": size, "tokens_est": size // 4, "output_schema_bytes": output}
+
+
+async def lean_listing(processes: int) -> dict[str, Any]:
+    """tools/list size and fresh clients' first calls, by default and with output schemas listed."""
+    out: dict[str, Any] = {}
+    for variant, extra in (("default", ()), ("output_schemas", OUTPUT_SCHEMAS_ARGS)):
+        with jupyter_server(*JUPYTER_ARGS, *extra) as server:
+            url = f"{server.url}/mcp"
+            out[variant] = {
+                "tools_list": await tools_list_size(url, server.token),
+                "first_call": await asyncio.to_thread(fresh_first_calls, url, server.token, processes),
+            }
+    return out
 
 
 # -- servers -----------------------------------------------------------------------------------
@@ -306,6 +393,18 @@ def report(results: dict[str, Any]) -> None:
     )
     print(f"{'first session after start (ms)':<36}{sm['enabled']['first_session_ms']['median']:>10.1f}")
 
+    lean = results["lean"]
+    print("\ntools/list and a fresh client's first call (new process: import, connect, one call; medians)")
+    print(f"{'':<36}{'default':>16}{'output schemas':>16}")
+    for label, key in (("tools/list bytes", "bytes"), ("tokens (bytes / 4)", "tokens_est")):
+        row = "".join(f"{lean[v]['tools_list'][key]:>16,}" for v in ("default", "output_schemas"))
+        print(f"{label:<36}{row}")
+    for name, _ in FIRST_CALLS:
+        row = "".join(f"{lean[v]['first_call'][name]['first_call_ms']:>16.1f}" for v in ("default", "output_schemas"))
+        print(f"{'first ' + name + ' (ms)':<36}{row}")
+    imports = statistics.median(lean["default"]["first_call"][n]["import_ms"] for n, _ in FIRST_CALLS)
+    print(f"{'(SDK import, not in the above; ms)':<36}{imports:>16.1f}")
+
     print("\nTargets")
     for name, value in results["figures"].items():
         if name in TARGETS:
@@ -334,6 +433,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 results["latency"] = await latency(targets, args.iterations, args.init_iterations)
     async with asyncio.timeout(args.time_limit):
         results["start_memory"] = await start_and_memory(args.starts)
+    async with asyncio.timeout(args.time_limit):
+        results["lean"] = await lean_listing(args.fresh_clients)
 
     jupyter, native = results["latency"]["jupyter"], results["latency"]["native"]
     results["bridge"] = {
@@ -359,6 +460,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "bridge_overhead_raw_http_ms": results["bridge"]["raw http legacy | cheap call"]["diff_ms"],
         "start_slowdown_s": sm["enabled"]["start_s"]["median"] - sm["disabled"]["start_s"]["median"],
         "idle_memory_added_mb": sm["enabled"]["rss_mb"]["median"] - sm["disabled"]["rss_mb"]["median"],
+        "tools_list_bytes": results["lean"]["default"]["tools_list"]["bytes"],
+        "tools_list_tokens_est": results["lean"]["default"]["tools_list"]["tokens_est"],
+        "first_call_fresh_ms": max(c["first_call_ms"] for c in results["lean"]["default"]["first_call"].values()),
     }
     results["figure_sources"] = {
         "cheap_call_p50_ms": "Jupyter, SDK client, legacy era",
@@ -366,15 +470,21 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "bridge_overhead_ms": "cheap call, SDK legacy, Jupyter p50 - native p50",
         "start_slowdown_s": "median enabled - median disabled",
         "idle_memory_added_mb": "median VmRSS enabled - disabled",
+        "tools_list_bytes": "default tools/list result, compact JSON",
+        "first_call_fresh_ms": "slowest of the fresh-client first calls, medians",
     }
     return results
 
 
 def main() -> int:
+    if len(sys.argv) == 6 and sys.argv[1] == PROBE:
+        first_call_probe(*sys.argv[2:])
+        return 0
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--iterations", type=int, default=200, help="samples per call figure (default 200)")
     parser.add_argument("--init-iterations", type=int, default=30, help="samples of initialize (default 30)")
     parser.add_argument("--starts", type=int, default=3, help="server starts per variant (default 3)")
+    parser.add_argument("--fresh-clients", type=int, default=3, help="fresh client processes per tool (default 3)")
     parser.add_argument("--time-limit", type=float, default=300.0, help="seconds allowed per phase (default 300)")
     parser.add_argument("--json", type=Path, help="also write every figure and sample summary here")
     args = parser.parse_args()

@@ -67,6 +67,14 @@ class JupyterNotebookMCP(Limits, ExtensionApp):
         Default: False.""",
     ).tag(config=True)
 
+    output_schemas = Bool(
+        False,
+        help="""List each tool's output schema in tools/list. Results carry structured content (JSON)
+        either way; the schemas add about 27 KB to the tool list every agent reads, and SDK clients
+        that validate results against them spend 1-4 s on their first tool call building the
+        validator. Default: False.""",
+    ).tag(config=True)
+
     session_idle_timeout = Float(
         1800.0,
         help="""Seconds after which an MCP session with no request in flight and no open stream is

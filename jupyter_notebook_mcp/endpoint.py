@@ -41,6 +41,7 @@ class EndpointHost(Protocol):
     max_output_length: int
     tool_groups: list[str]
     read_only: bool
+    output_schemas: bool
     enable_test_fixtures: bool
     event_store_max_events_per_stream: int
     event_store_max_streams: int
@@ -83,7 +84,11 @@ def build_endpoint(app: EndpointHost) -> Endpoint:
         revisions=revisions,
     )
     mcp_server, tool_names = build_server(
-        backends, groups=app.tool_groups, read_only=app.read_only, test_fixtures=app.enable_test_fixtures
+        backends,
+        groups=app.tool_groups,
+        read_only=app.read_only,
+        test_fixtures=app.enable_test_fixtures,
+        output_schemas=app.output_schemas,
     )
     register_subscriptions(mcp_server, app.subscriptions)
     event_store = MemoryEventStore(

@@ -1,4 +1,4 @@
-"""Tool result models: each becomes a tool's output schema and its structured content."""
+"""Tool models: results (structured content, and output schemas when listed) and nested inputs."""
 
 from __future__ import annotations
 
@@ -202,35 +202,31 @@ class ReplaceResult(BaseModel):
 
 # -- tool inputs -----------------------------------------------------------------------------------
 class CellInput(BaseModel):
-    content: str = Field(description="The cell's source text.")
-    cell_type: CellType = "code"
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    content: str = Field(description="Cell source.")
+    cell_type: CellType = Field(default="code", description="code, markdown or raw.")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Cell metadata.")
 
 
 class TextUpdateOp(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    content: str = Field(description="Text to put in place of the replaced range.")
-    position: int = Field(default=-1, description="Character offset in the text you read; -1 = the end.")
-    length: int = Field(default=0, description="Characters to replace from position (0 = pure insert).")
+    content: str = Field(description="Text to put in place of the range.")
+    position: int = Field(default=-1, description="Character offset; -1 = the end.")
+    length: int = Field(default=0, description="Characters replaced from position; 0 = insert.")
 
 
 class CellUpdateInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    cell_id: str | None = Field(default=None, description="The cell to update (preferred; wins over index).")
-    index: int | None = Field(default=None, description="0-based index, checked against cell_id when both given.")
-    content: str | None = Field(default=None, description="The whole new source (or give operations).")
+    cell_id: str | None = Field(default=None, description="Cell id (wins over index).")
+    index: int | None = Field(default=None, description="Cell index, 0-based.")
+    content: str | None = Field(default=None, description="The whole new source.")
     operations: list[TextUpdateOp] | None = Field(
-        default=None, description="Edits at character offsets of the source instead of content; no read needed."
+        default=None, description="Or edits at offsets of the source (no read needed)."
     )
-    base_revision: str | None = Field(
-        default=None, description="revision of the read your edit is based on: others' typing since is kept."
-    )
-    cell_type: CellType | None = Field(default=None, description="Change the cell's type (code, markdown, raw).")
-    expected_source: str | None = Field(
-        default=None, description="The source you read; if the live source differs, nothing is applied."
-    )
+    base_revision: str | None = Field(default=None, description="revision of the source your edit is based on.")
+    cell_type: CellType | None = Field(default=None, description="New type: code, markdown or raw.")
+    expected_source: str | None = Field(default=None, description="Refuse unless the live source is exactly this.")
 
 
 class ExecutionList(BaseModel):
@@ -289,13 +285,13 @@ class DeletedDocument(BaseModel):
 
 
 class TextInsertOp(BaseModel):
-    text: str
-    position: int = Field(description="Character position in the text before the batch; -1 = end.")
+    text: str = Field(description="Text to insert.")
+    position: int = Field(description="Character offset; -1 = the end.")
 
 
 class TextDeleteOp(BaseModel):
-    position: int
-    length: int
+    position: int = Field(description="Character offset.")
+    length: int = Field(description="Characters to delete.")
 
 
 class HistoryVersion(BaseModel):

@@ -8,13 +8,13 @@ from pydantic import BaseModel, Field
 
 
 class Position(BaseModel):
-    line: int = Field(description="1-based line in the cell's source (notebooks) or in the text file.")
-    column: int = Field(description="1-based column: characters from the start of the line, plus one.")
+    line: int = Field(description="Line, 1-based.")
+    column: int = Field(description="Column in characters, 1-based.")
 
 
 class Selection(BaseModel):
-    start: Position
-    end: Position
+    start: Position = Field(description="Start of the range.")
+    end: Position = Field(description="End of the range.")
 
 
 class OnlineUser(BaseModel):

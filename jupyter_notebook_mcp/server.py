@@ -44,9 +44,14 @@ def build_server(
     groups: Iterable[str],
     read_only: bool,
     test_fixtures: bool = False,
+    output_schemas: bool = False,
 ) -> tuple[MCPServer, list[str]]:
-    """The MCP server with the tools an admin enabled; returns it and the registered tool names."""
-    server = _quiet_server()
+    """The MCP server with the tools an admin enabled; returns it and the registered tool names.
+
+    ``output_schemas`` lists each tool's output schema (``JupyterNotebookMCP.output_schemas``); results carry
+    structured content either way.
+    """
+    server = _quiet_server(output_schemas=output_schemas)
     specs = tool_specs(backends)
     enabled = list(groups)
     if test_fixtures:
@@ -131,16 +136,21 @@ def build_session_manager(
 
 
 class _Server(MCPServer):
-    """MCPServer whose tool list is built once, with compact, closed input schemas.
+    """MCPServer whose tool list is built once: lean, closed input schemas and, unless asked, no output schemas.
 
-    The tools are fixed once the server is built, and ``tools/list`` is the largest response clients fetch:
-    the per-field ``title`` keys pydantic generates ("Cell Id" for ``cell_id``) are a fifth of it and tell
-    a client nothing the property name does not. Input schemas are closed (``additionalProperties: false``)
-    and :class:`~jupyter_notebook_mcp.tools.arguments.StrictArguments` holds calls to them.
+    The tools are fixed once the server is built, and ``tools/list`` sits in every agent's context: it must
+    stay within its budget (tests/test_tool_budget.py). The per-field ``title`` keys pydantic generates
+    ("Cell Id" for ``cell_id``) tell a client nothing the property name does not; an optional parameter's
+    ``anyOf [..., null]`` and ``default: null`` say nothing "not required" does not. Output schemas are left
+    out by default: the SDK clients validate results against them and build the validators on the first call
+    of a tool (seconds in a fresh process), while results carry their structured content either way. Input
+    schemas are closed (``additionalProperties: false``) and
+    :class:`~jupyter_notebook_mcp.tools.arguments.StrictArguments` holds calls to them.
     """
 
     _listed: list[MCPTool] | None = None
     _schemas: dict[str, Any] | None = None
+    output_schemas: bool = False
 
     async def list_tools(self) -> list[MCPTool]:
         if self._listed is None:
@@ -148,7 +158,9 @@ class _Server(MCPServer):
                 tool.model_copy(
                     update={
                         "input_schema": self.input_schema(tool.name),
-                        "output_schema": compact_schema(tool.output_schema) if tool.output_schema else None,
+                        "output_schema": (
+                            compact_schema(tool.output_schema) if self.output_schemas and tool.output_schema else None
+                        ),
                     }
                 )
                 for tool in await super().list_tools()
@@ -164,7 +176,7 @@ class _Server(MCPServer):
             tool = self._tool_manager.get_tool(name)
             if tool is None:
                 return None
-            schema = self._schemas[name] = dict(close(compact_schema(tool.parameters)))
+            schema = self._schemas[name] = dict(close(drop_null_options(compact_schema(tool.parameters))))
         return schema
 
     def add_tool(self, *args: Any, **kwargs: Any) -> None:
@@ -191,7 +203,37 @@ def compact_schema(node: Any) -> Any:
     return out
 
 
-def _quiet_server() -> _Server:
+def drop_null_options(node: Any) -> Any:
+    """An input schema whose optional parameters (and fields) read ``{"type": "string"}``, not ``anyOf`` with null.
+
+    Pydantic writes ``x: str | None = None`` as ``{"anyOf": [{"type": "string"}, {"type": "null"}], "default":
+    null}``; leaving it out of ``required`` already says it may be omitted. Only schemas of properties whose
+    default is null lose their null option; the tool's argument model still accepts an explicit null.
+    """
+    if isinstance(node, list):
+        return [drop_null_options(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: drop_null_options(value) for key, value in node.items() if key != "properties"}
+    if isinstance(node.get("properties"), dict):
+        out["properties"] = {name: _without_null(drop_null_options(sub)) for name, sub in node["properties"].items()}
+    return out
+
+
+def _without_null(prop: Any) -> Any:
+    options = prop.get("anyOf") if isinstance(prop, dict) else None
+    if not (isinstance(options, list) and "default" in prop and prop["default"] is None):
+        return prop
+    kept = [option for option in options if option != {"type": "null"}]
+    if len(kept) == len(options):
+        return prop
+    out = {key: value for key, value in prop.items() if key not in ("anyOf", "default")}
+    if len(kept) == 1 and isinstance(kept[0], dict) and not set(kept[0]) & set(out):
+        return {**kept[0], **out}
+    return {**out, "anyOf": kept}
+
+
+def _quiet_server(*, output_schemas: bool = False) -> _Server:
     """Construct MCPServer without letting it call ``logging.basicConfig`` on Jupyter's root logger."""
     root = logging.getLogger()
     guard: Any = None
@@ -200,7 +242,9 @@ def _quiet_server() -> _Server:
         guard = logging.NullHandler()
         root.addHandler(guard)
     try:
-        return _Server(name="jupyter-notebook-mcp", version=__version__, instructions=INSTRUCTIONS)
+        server = _Server(name="jupyter-notebook-mcp", version=__version__, instructions=INSTRUCTIONS)
+        server.output_schemas = output_schemas
+        return server
     finally:
         if guard is not None:
             root.removeHandler(guard)

@@ -6,7 +6,6 @@ Usage: python scripts/tools_docs.py [--check]
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 from pathlib import Path
 from typing import Any
@@ -25,8 +24,12 @@ TARGET = Path(__file__).resolve().parents[1] / "docs" / "tools.md"
 HEADER = """# Tools
 
 Generated from the server's live tool list (`python scripts/tools_docs.py`; a test fails when this page
-and the code disagree). Every tool returns structured content matching its output schema, plus the same
-JSON as text for clients that only read text. Paths are relative to the Jupyter root with `/`
+and the code disagree). Every tool returns structured content (the result fields below), plus the same
+JSON as text for clients that only read text. `tools/list` carries no output schemas unless an admin
+turns them on (`JupyterNotebookMCP.output_schemas`): SDK clients validate results against them and build
+the validators on a process's first call of each tool, which cost seconds. The default `tools/list` is a
+budget, at most 30 000 bytes (`tests/test_tool_budget.py`): every parameter, nested fields too, carries a
+one-line description, and every new tool must fit. Paths are relative to the Jupyter root with `/`
 separators. A bad argument, a refused path or a missing file is a tool error (`isError: true`) whose
 message says what is wrong and what to do.
 
@@ -45,14 +48,23 @@ def _type(schema: dict[str, Any]) -> str:
     if schema.get("type") == "array":
         return f"list of {_type(schema.get('items', {}))}"
     if "$ref" in schema:
-        return schema["$ref"].rsplit("/", 1)[-1]
+        return str(schema["$ref"]).rsplit("/", 1)[-1]
     return str(schema.get("type", "object"))
+
+
+def _table(what: str, schema: dict[str, Any]) -> list[str]:
+    required = set(schema.get("required", []))
+    rows = [f"| {what} | type | default | description |", "|---|---|---|---|"]
+    for name, prop in schema.get("properties", {}).items():
+        default = "required" if name in required else f"`{json.dumps(prop.get('default'))}`"
+        rows.append(f"| `{name}` | {_type(prop)} | {default} | {prop.get('description', '')} |")
+    return rows
 
 
 def render() -> str:
     rooms, kernels = RoomsAdapter(None), KernelsAdapter(None)
     backends = Backends(ContentsAdapter(None), rooms, kernels, ExecutionService(rooms, kernels, max_output_length=0))
-    server, _ = build_server(backends, groups=GROUPS, read_only=False)
+    server, _ = build_server(backends, groups=GROUPS, read_only=False, output_schemas=True)  # for result fields
     tools = {t.name: t for t in asyncio.run(server.list_tools())}
     lines = [HEADER]
     specs = tool_specs(backends)
@@ -73,20 +85,14 @@ def render() -> str:
                 if on
             ]
             lines.append(f"### `{spec.name}` — {spec.title}\n")
-            lines.append(f"{inspect.cleandoc(spec.fn.__doc__ or '')}\n")
+            lines.append(f"{tool.description}\n")
             lines.append(
                 f"Annotations: {', '.join(hints) or 'none'}. Needs `{spec.permission[0]}` on `{spec.permission[1]}`.\n"
             )
-            props = tool.input_schema.get("properties", {})
-            required = set(tool.input_schema.get("required", []))
-            lines.append("| parameter | type | default | description |\n|---|---|---|---|")
-            for name, schema in props.items():
-                default = "required" if name in required else f"`{json.dumps(schema.get('default'))}`"
-                lines.append(f"| `{name}` | {_type(schema)} | {default} | {schema.get('description', '')} |")
+            lines.extend(_table("parameter", tool.input_schema))
             for model, schema in (tool.input_schema.get("$defs") or {}).items():
-                if schema.get("additionalProperties") is False:
-                    fields = ", ".join(f"`{f}`" for f in schema.get("properties", {}))
-                    lines.append(f"\n`{model}` fields (no others): {fields}.")
+                lines.append(f"\n`{model}` fields (no others):\n")
+                lines.extend(_table("field", schema))
             out = (tool.output_schema or {}).get("properties", {})
             lines.append(f"\nResult fields: {', '.join(f'`{k}`' for k in out)}.\n")
     return "\n".join(lines)

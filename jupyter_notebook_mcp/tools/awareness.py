@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
+from pydantic import Field
 
 from ..errors import InvalidArgument, NotFound, Unavailable
 from ..models_awareness import (
@@ -36,10 +37,13 @@ from ..presence import user_id as agent_user_id
 from ..rooms import awareness as aw
 from ..rooms.text import line_column
 from .notebook import check_max
+from .params import DocumentPath, OnlyDocument
 from .registry import READ, Backends, ToolSpec
 
 MAX_MESSAGE = 500
 MAX_METADATA = 4096
+
+SessionId = Annotated[str, Field(description="session_id from get_active_sessions.")]
 
 
 def _iso(timestamp: float | None) -> str | None:
@@ -86,8 +90,8 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
                 found.append((room_id, kind, room_path, room))
         return found
 
-    async def get_online_users(ctx: Context, document_path: str | None = None) -> OnlineUsers:
-        """Who is in open documents right now (people in JupyterLab and agents), and in which documents."""
+    async def get_online_users(ctx: Context, document_path: OnlyDocument = None) -> OnlineUsers:
+        """Who is in open documents now (people and agents), and in which."""
         me = agent_user_id(service().touch(b.actors.of(ctx)).actor)
         path = (await b.contents.require_document(document_path))[0] if document_path is not None else None
         users: dict[str, OnlineUser] = {}
@@ -109,9 +113,12 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
                     user.documents.append(room_path)
         return OnlineUsers(users=list(users.values()))
 
-    async def get_user_presence(ctx: Context, user_id: str, document_path: str | None = None) -> UserPresence:
-        """A user's (or agent's) status, last activity and current document; with document_path, whether
-        they are in that document (status "offline" when not)."""
+    async def get_user_presence(
+        ctx: Context,
+        user_id: Annotated[str, Field(description="user_id from get_online_users.")],
+        document_path: Annotated[str | None, Field(description="Their status in this document.")] = None,
+    ) -> UserPresence:
+        """A user's or agent's status, last activity and current document."""
         presence = service()
         presence.touch(b.actors.of(ctx))
         path = (await b.contents.require_document(document_path))[0] if document_path is not None else None
@@ -142,9 +149,12 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
             is_agent=agent is not None,
         )
 
-    async def set_user_presence(ctx: Context, status: str = "online", message: str | None = None) -> StatusResult:
-        """Set the status people see on this agent: online, away, busy, or offline (leaves every document
-        until the agent next edits or moves its cursor). message: a short note shown with it."""
+    async def set_user_presence(
+        ctx: Context,
+        status: Annotated[str, Field(description="online, away, busy or offline.")] = "online",
+        message: Annotated[str | None, Field(description="Short note shown with it.")] = None,
+    ) -> StatusResult:
+        """Set the status people see on this agent; offline leaves every document until the agent acts again."""
         if status not in STATUSES:
             raise InvalidArgument(f"status {status!r} is not one of {', '.join(STATUSES)}")
         if message is not None and len(message) > MAX_MESSAGE:
@@ -152,8 +162,8 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         service().set_status(b.actors.of(ctx), status, message)
         return StatusResult(status=status, message=message)
 
-    async def get_user_cursors(ctx: Context, document_path: str) -> UserCursors:
-        """Where everyone's cursor is in a document: cell id (notebooks), 1-based line and column, selection."""
+    async def get_user_cursors(ctx: Context, document_path: DocumentPath) -> UserCursors:
+        """Everyone's cursor in a document: cell id, 1-based line and column, selection."""
         service().touch(b.actors.of(ctx))
         path, kind = await b.contents.require_document(document_path)
         rooms = open_rooms(path)
@@ -189,17 +199,14 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
 
     async def update_cursor_position(
         ctx: Context,
-        document_path: str,
-        position: Position,
-        cell_id: str | None = None,
-        selection: Selection | None = None,
+        document_path: DocumentPath,
+        position: Annotated[Position, Field(description="Caret, in the cell or text file.")],
+        cell_id: Annotated[str | None, Field(description="The cell (required for notebooks).")] = None,
+        selection: Annotated[
+            Selection | None, Field(description="Range to highlight; position is one of its ends.")
+        ] = None,
     ) -> OkResult:
-        """Show this agent's cursor in a document (and the agent in its collaborator list).
-
-        position: 1-based line and column (characters) in the cell's source — cell_id is required for
-        notebooks — or in the text file. selection {start, end}: highlight that range; position must
-        then be one of its ends (where the caret is drawn).
-        """
+        """Show this agent's cursor in a document, and the agent among its collaborators."""
         presence = service()
         actor = b.actors.of(ctx)
         path, kind = await b.contents.require_document(document_path)
@@ -225,9 +232,12 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
             raise Unavailable(f"the live room of {path!r} closed while the cursor was being placed: retry")
         return OkResult(ok=True)
 
-    async def get_user_activity(ctx: Context, document_path: str | None = None, limit: int = 20) -> Activities:
-        """Recent activity of agents (edits, executions, broadcasts), newest first; the server keeps the
-        last max_activity_entries."""
+    async def get_user_activity(
+        ctx: Context,
+        document_path: OnlyDocument = None,
+        limit: Annotated[int, Field(description="Entry limit (1-1000).")] = 20,
+    ) -> Activities:
+        """Recent agent activity (edits, runs, broadcasts), newest first."""
         check_max("limit", limit, 1000)
         presence = service()
         presence.touch(b.actors.of(ctx))
@@ -249,13 +259,13 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
 
     async def broadcast_user_activity(
         ctx: Context,
-        activity_type: str,
-        description: str,
-        document_path: str | None = None,
-        metadata: dict[str, Any] | None = None,
+        activity_type: Annotated[str, Field(description="Like 'analyzing' (1-64 characters).")],
+        description: Annotated[str, Field(description="What, in a sentence.")],
+        document_path: Annotated[str | None, Field(description="The document it is about.")] = None,
+        metadata: Annotated[dict[str, Any] | None, Field(description="Small JSON object (at most 4 KB).")] = None,
     ) -> OkResult:
-        """Tell collaborators what this agent is doing ("analyzing", "refactoring cell 3"): logged, and shown
-        in the awareness of the document (the agent enters its room if open) or of every room it is in."""
+        """Tell collaborators what this agent is doing: logged, and shown in the document's awareness (or every
+        room the agent is in)."""
         if not activity_type.strip() or len(activity_type) > 64:
             raise InvalidArgument("activity_type must be 1-64 characters, like 'analyzing' or 'reviewing'")
         if not description.strip() or len(description) > MAX_MESSAGE:
@@ -269,8 +279,8 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         presence.broadcast(actor, entry, kind)
         return OkResult(ok=True)
 
-    async def get_active_sessions(ctx: Context, document_path: str | None = None) -> CollabSessions:
-        """Open collaboration sessions (one per open document room) and who is in each."""
+    async def get_active_sessions(ctx: Context, document_path: OnlyDocument = None) -> CollabSessions:
+        """Open collaboration sessions (document rooms) and who is in each."""
         service().touch(b.actors.of(ctx))
         path = (await b.contents.require_document(document_path))[0] if document_path is not None else None
         return CollabSessions(
@@ -296,16 +306,15 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
             "room id, like 'json:notebook:<file id>')"
         )
 
-    async def join_session(ctx: Context, session_id: str) -> JoinResult:
-        """Enter an open collaboration session (room): the agent appears in its collaborator list."""
+    async def join_session(ctx: Context, session_id: SessionId) -> JoinResult:
+        """Enter an open collaboration session: the agent appears among its collaborators."""
         room_id, _, room_path, room = open_session(session_id)
         if service().join(b.actors.of(ctx), room_id) is None:
             raise Unavailable(f"session {session_id!r} closed while joining: get_active_sessions lists open ones")
         return JoinResult(session_id=room_id, document_path=room_path, participants=_participants(room))
 
-    async def leave_session(ctx: Context, session_id: str) -> OkResult:
-        """Leave a collaboration session: the agent disappears from that document's collaborators (until it
-        edits the document or moves its cursor there again)."""
+    async def leave_session(ctx: Context, session_id: SessionId) -> OkResult:
+        """Leave a collaboration session: the agent leaves its collaborators until it acts there again."""
         presence = service()
         actor = b.actors.of(ctx)
         if presence.leave(actor, session_id):

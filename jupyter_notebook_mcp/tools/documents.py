@@ -18,6 +18,7 @@ from ..models import (
     ExistsResult,
     RenamedDocument,
 )
+from .params import AnyPath, MaxResults
 from .registry import READ, WRITE, Backends, ToolSpec
 
 _TYPES = ("file", "text", "markdown", "notebook", "directory")
@@ -29,19 +30,13 @@ def document_tools(b: Backends) -> list[ToolSpec]:
 
     async def list_documents(
         ctx: Context,
-        path_filter: Annotated[
-            str, Field(description="Path prefix ('work/') or glob over whole paths ('**/*.md'); '' = all.")
-        ] = "",
+        path_filter: Annotated[str, Field(description="Path prefix ('work/') or glob ('**/*.md'); '' = all.")] = "",
         file_type: Annotated[
-            str | None,
-            Field(description="'file', 'text', 'markdown', 'notebook', 'directory', or an extension like '.csv'."),
+            str | None, Field(description="file, text, markdown, notebook, directory, or an extension ('.csv').")
         ] = None,
-        max_results: Annotated[int, Field(description="At most this many entries (1-1000).")] = 50,
+        max_results: MaxResults = 50,
     ) -> DocumentList:
-        """List files, notebooks and directories under the Jupyter root.
-
-        Hidden files appear only if the server shows them.
-        """
+        """List files, notebooks and directories under the Jupyter root."""
         if max_results < 1 or max_results > 1000:
             raise InvalidArgument(f"max_results must be between 1 and 1000, got {max_results}")
         if file_type is not None and file_type not in _TYPES and not file_type.startswith("."):
@@ -78,24 +73,20 @@ def document_tools(b: Backends) -> list[ToolSpec]:
             truncated=truncated,
         )
 
-    async def document_exists(ctx: Context, path: str) -> ExistsResult:
-        """Tell whether a path exists under the Jupyter root, and whether it is a notebook, file or directory."""
+    async def document_exists(ctx: Context, path: AnyPath) -> ExistsResult:
+        """Whether a path exists, and if it is a notebook, file or directory."""
         kind = await contents.kind(path)
         return ExistsResult(exists=kind is not None, type=kind)  # type: ignore[arg-type]
 
     async def create_document(
         ctx: Context,
-        path: Annotated[str, Field(description="Path of the new document, relative to the Jupyter root.")],
+        path: Annotated[str, Field(description="Path of the new document.")],
         type: Annotated[
-            str | None,
-            Field(description="'file', 'markdown', 'notebook' or 'directory'; default: a .ipynb path is a notebook."),
+            str | None, Field(description="file, markdown, notebook or directory; default: file (.ipynb: notebook).")
         ] = None,
-        content: Annotated[
-            str, Field(description="Initial text (for a notebook: the source of a first markdown cell).")
-        ] = "",
+        content: Annotated[str, Field(description="Initial text (notebook: a first markdown cell).")] = "",
     ) -> CreatedDocument:
-        """Create a file, notebook or directory; never overwrites an existing path. A .ipynb path is always
-        created as a notebook."""
+        """Create a file, notebook or directory; never overwrites."""
         if type is not None and type not in ("file", "markdown", "notebook", "directory"):
             raise InvalidArgument(f"type {type!r} is not one of file, markdown, notebook, directory")
         if type != "directory" and path.lower().endswith(".ipynb"):
@@ -105,21 +96,24 @@ def document_tools(b: Backends) -> list[ToolSpec]:
         created = await contents.create(path, kind, content)
         return CreatedDocument(path=created, type=type, created=True)  # type: ignore[arg-type]
 
-    async def rename_document(ctx: Context, path: str, new_path: str) -> RenamedDocument:
-        """Rename or move a file, notebook or directory; a live room on it follows it to the new path."""
+    async def rename_document(
+        ctx: Context, path: AnyPath, new_path: Annotated[str, Field(description="New path.")]
+    ) -> RenamedDocument:
+        """Rename or move a file, notebook or directory; its live room follows."""
         old, new = await contents.rename(path, new_path)
         return RenamedDocument(path=old, new_path=new)
 
-    async def copy_document(ctx: Context, path: str, copy_path: str) -> CopiedDocument:
-        """Copy a file or notebook to copy_path, a free path in an existing directory; all or nothing.
-
-        The copy holds the saved content: save_notebook first to include live edits.
-        """
+    async def copy_document(
+        ctx: Context,
+        path: Annotated[str, Field(description="File or notebook path.")],
+        copy_path: Annotated[str, Field(description="Free path, in an existing directory.")],
+    ) -> CopiedDocument:
+        """Copy a file or notebook as saved (save_notebook first to include live edits)."""
         source, copy = await contents.copy(path, copy_path)
         return CopiedDocument(path=source, copy_path=copy)
 
-    async def delete_document(ctx: Context, path: str) -> DeletedDocument:
-        """Delete a file, notebook or (empty) directory. People who have it open keep an unsaved copy."""
+    async def delete_document(ctx: Context, path: AnyPath) -> DeletedDocument:
+        """Delete a file, notebook or empty directory; people who have it open keep an unsaved copy."""
         return DeletedDocument(deleted=await contents.delete(path))
 
     return [

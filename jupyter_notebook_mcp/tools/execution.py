@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+from typing import Annotated
 
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, ImageContent, TextContent
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from ..errors import InvalidArgument, NotFound, PermissionDenied
 from ..execution import CellRun, Progress
 from ..models import ExecutionList, ExecutionResult, KernelInfo, KernelResult, RenderedOutput
+from .params import CellId, CellIndex, EndIndex, NotebookPath, StartIndex, Timeout
 from .registry import Backends, ToolSpec, authorize
 
 EXECUTE = ("execute", "kernels")
@@ -91,13 +93,10 @@ def with_images(result: BaseModel, runs: list[CellRun]) -> BaseModel | CallToolR
 
 def execution_tools(b: Backends) -> list[ToolSpec]:
     async def execute_notebook_cell(
-        ctx: Context, path: str, cell_id: str | None = None, index: int | None = None, timeout: float = 30
+        ctx: Context, path: NotebookPath, cell_id: CellId = None, index: CellIndex = None, timeout: Timeout = 30
     ) -> ExecutionResult:
-        """Run one code cell in the notebook's kernel (shared with people who have it open).
-
-        Outputs appear in the cell live as they arrive and are saved with the notebook; long runs send
-        progress notifications. After timeout seconds the kernel is interrupted (status "timeout").
-        """
+        """Run a code cell in the notebook's kernel, shared with people who have it open; outputs stream into
+        the cell live."""
         check_timeout(timeout)
         path = await b.contents.require(path, "notebook")
         view = await b.rooms.notebook(path)
@@ -107,18 +106,14 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
 
     async def batch_execute_notebook_cells(
         ctx: Context,
-        path: str,
-        cell_ids: list[str] | None = None,
-        start_index: int | None = None,
-        end_index: int | None = None,
-        timeout: float = 30,
-        stop_on_error: bool = True,
+        path: NotebookPath,
+        cell_ids: Annotated[list[str] | None, Field(description="Cells to run, in order.")] = None,
+        start_index: StartIndex = None,
+        end_index: EndIndex = None,
+        timeout: Timeout = 30,
+        stop_on_error: Annotated[bool, Field(description="Stop at the first error.")] = True,
     ) -> ExecutionList:
-        """Run several code cells in order: cell_ids, or the code cells in start_index..end_index (end exclusive).
-
-        With neither, runs every code cell. Stops at the first error unless stop_on_error is false;
-        timeout applies to each cell.
-        """
+        """Run code cells in order: cell_ids, a range's code cells, or all."""
         check_timeout(timeout)
         path = await b.contents.require(path, "notebook")
         view = await b.rooms.notebook(path)
@@ -143,9 +138,13 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
         return with_images(ExecutionList(executions=results(runs)), runs)  # type: ignore[return-value]
 
     async def restart_notebook_kernel(
-        ctx: Context, path: str, clear_outputs: bool = False, exec: bool = False, timeout: float = 30
+        ctx: Context,
+        path: NotebookPath,
+        clear_outputs: Annotated[bool, Field(description="Clear every cell's outputs.")] = False,
+        exec: Annotated[bool, Field(description="Then run all code cells, stopping at an error.")] = False,
+        timeout: Timeout = 30,
     ) -> KernelResult:
-        """Restart the notebook's kernel (variables are lost); optionally clear outputs and re-run all code cells."""
+        """Restart the notebook's kernel: its variables are lost."""
         check_timeout(timeout)
         path = await b.contents.require(path, "notebook")
         running = await b.kernels.kernel_for(path)
@@ -170,8 +169,8 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
         info = KernelInfo(name=kernel.name, id=kernel.id, state=kernel.state)
         return KernelResult(kernel=info, executions=results(runs))
 
-    async def interrupt_notebook_kernel(ctx: Context, path: str) -> KernelResult:
-        """Interrupt what the notebook's kernel is running (KeyboardInterrupt in the running cell)."""
+    async def interrupt_notebook_kernel(ctx: Context, path: NotebookPath) -> KernelResult:
+        """Interrupt the notebook's kernel (KeyboardInterrupt)."""
         path = await b.contents.require(path, "notebook")
         running = await b.kernels.kernel_for(path)
         if running is None:

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Annotated
 
 from mcp.server.mcpserver import Context
+from pydantic import Field
 
 from ..errors import InvalidArgument
 from ..forks import Fork
 from ..models import DiscardResult, ForkList, ForkResult, MergeResult
+from .params import DocumentPath
 from .registry import READ, WRITE, Backends, ToolSpec
 from .views import forks
+
+ForkOf = Annotated[str, Field(description="fork_id from fork_document.")]
 
 
 def _result(fork: Fork) -> ForkResult:
@@ -27,38 +32,40 @@ def _result(fork: Fork) -> ForkResult:
 def fork_tools(b: Backends) -> list[ToolSpec]:
     async def fork_document(
         ctx: Context,
-        path: str,
-        title: str | None = None,
-        description: str | None = None,
-        synchronize: bool = False,
+        path: DocumentPath,
+        title: Annotated[str | None, Field(description="Short title.")] = None,
+        description: Annotated[str | None, Field(description="What the draft is for.")] = None,
+        synchronize: Annotated[bool, Field(description="Keep receiving the live document's changes.")] = False,
     ) -> ForkResult:
-        """Make a private copy of a live notebook or text file to draft in; people see nothing until you merge.
-
-        Pass the returned fork_id to the edit tools (and get_notebook / get_document) to work in the
-        fork. synchronize=true keeps the fork receiving the live document's changes as they happen.
-        Merge with merge_document_fork, or throw it away with discard_document_fork.
-        """
+        """Copy a notebook or text file privately to draft in (pass its fork_id to the read and edit tools);
+        people see nothing until merge_document_fork."""
         path, kind = await b.contents.require_document(path)
         fork = await forks(b).create(
             path, kind, b.actors.of(ctx), title=title or "", description=description or "", synchronize=synchronize
         )
         return _result(fork)
 
-    async def merge_document_fork(ctx: Context, path: str, fork_id: str, discard: bool = True) -> MergeResult:
-        """Merge a fork's edits into the live document as one edit (a CRDT merge: people's edits made
-        meanwhile survive). With discard (the default) the fork is gone afterwards."""
+    async def merge_document_fork(
+        ctx: Context,
+        path: DocumentPath,
+        fork_id: ForkOf,
+        discard: Annotated[bool, Field(description="Delete the fork afterwards.")] = True,
+    ) -> MergeResult:
+        """Merge a fork's edits into the live document as one edit; people's edits meanwhile survive."""
         path, _ = await b.contents.require_document(path)
         fork, edits = await forks(b).merge(fork_id, path, b.actors.of(ctx), discard=discard)
         return MergeResult(merged=True, fork_id=fork.fork_id, path=path, edits=edits, discarded=discard)
 
-    async def discard_document_fork(ctx: Context, path: str, fork_id: str) -> DiscardResult:
+    async def discard_document_fork(ctx: Context, path: DocumentPath, fork_id: ForkOf) -> DiscardResult:
         """Throw a fork away without merging it."""
         path, _ = await b.contents.require_document(path)
         fork = await forks(b).discard(fork_id, path, b.actors.of(ctx))
         return DiscardResult(discarded=True, fork_id=fork.fork_id)
 
-    async def list_document_forks(ctx: Context, path: str | None = None) -> ForkList:
-        """Your open forks (of one document when path is given)."""
+    async def list_document_forks(
+        ctx: Context, path: Annotated[str | None, Field(description="Only forks of this document.")] = None
+    ) -> ForkList:
+        """Your open forks."""
         if path is not None:
             path, _ = await b.contents.require_document(path)
         if path == "":

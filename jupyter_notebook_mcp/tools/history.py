@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Literal, cast
+from typing import Annotated, Literal, cast
 
 from mcp.server.mcpserver import Context
+from pydantic import Field
 
 from ..errors import InvalidArgument, Unavailable
 from ..history import HistoryService, Version, version_cells, version_text
@@ -18,7 +19,10 @@ from ..models import (
     VersionCell,
     VersionContent,
 )
+from .params import DocumentPath, EndIndex, FirstCell, MaxContentLength
 from .registry import READ, WRITE, Backends, ToolSpec
+
+VersionId = Annotated[str, Field(description="version_id from get_document_history.")]
 
 Source = Literal["agent", "user", "restore"]
 
@@ -37,13 +41,13 @@ def history_tools(b: Backends) -> list[ToolSpec]:
             raise Unavailable("document history is not available on this server")
         return cast(HistoryService, b.history)
 
-    async def get_document_history(ctx: Context, path: str, limit: int = 10) -> HistoryResult:
-        """List versions of a notebook or text file, newest first, with who made each and what changed.
-
-        Each agent edit (one tool call) is a version, with the agent's name and a summary like
-        "inserted 2 cells"; people's typing is folded into versions by time. History is kept across
-        room closes and server restarts, up to the server's bound (older versions are squashed).
-        """
+    async def get_document_history(
+        ctx: Context,
+        path: DocumentPath,
+        limit: Annotated[int, Field(description="Version limit (1-1000).")] = 10,
+    ) -> HistoryResult:
+        """A document's versions, newest first: who made each and what changed. Each agent call is a
+        version; people's typing is grouped by time."""
         if limit < 1 or limit > 1000:
             raise InvalidArgument(f"limit must be between 1 and 1000, not {limit}")
         path, kind = await b.contents.require_document(path)
@@ -67,17 +71,13 @@ def history_tools(b: Backends) -> list[ToolSpec]:
 
     async def get_document_version(
         ctx: Context,
-        path: str,
-        version_id: str,
-        max_content_length: int = 100_000,
-        start_index: int = 0,
-        end_index: int | None = None,
+        path: DocumentPath,
+        version_id: VersionId,
+        max_content_length: MaxContentLength = 100_000,
+        start_index: FirstCell = 0,
+        end_index: EndIndex = None,
     ) -> VersionContent:
-        """Read a document as it was at a version (from get_document_history): cells or text.
-
-        Notebooks: the cells start_index..end_index (end exclusive; default all) of that version. At
-        most max_content_length characters of source are returned in total; truncated says so.
-        """
+        """Read a document as it was at a version: its text, or a notebook's cells."""
         if max_content_length < 1:
             raise InvalidArgument("max_content_length must be >= 1")
         if start_index < 0 or (end_index is not None and end_index < start_index):
@@ -121,13 +121,9 @@ def history_tools(b: Backends) -> list[ToolSpec]:
             truncated=truncated,
         )
 
-    async def restore_document_version(ctx: Context, path: str, version_id: str) -> RestoreResult:
-        """Bring a document back to a version, live: the old content is written as new edits.
-
-        History is never rewritten: the restore is a new version, itself restorable. Only what
-        differs is touched, so people typing elsewhere keep their text; the result lists edits
-        people made after that version which the restore reverted (user_edits_reverted).
-        """
+    async def restore_document_version(ctx: Context, path: DocumentPath, version_id: VersionId) -> RestoreResult:
+        """Bring a document back to a version, live, as a new version touching only what differs; lists
+        people's later edits it reverted."""
         path, kind = await b.contents.require_document(path)
         outcome = await service().restore(path, kind, version_id, b.actors.of(ctx))
         return RestoreResult(
@@ -139,12 +135,12 @@ def history_tools(b: Backends) -> list[ToolSpec]:
             note=outcome.note,
         )
 
-    async def undo_agent_edits(ctx: Context, path: str, count: int = 1) -> UndoEditsResult:
-        """Undo your own last count edits in a document, keeping everything people typed since.
-
-        Only edits made by this MCP session since the document's room opened can be undone this
-        way; for older ones, restore_document_version to the version before them.
-        """
+    async def undo_agent_edits(
+        ctx: Context,
+        path: DocumentPath,
+        count: Annotated[int, Field(description="How many of your last edits (1-100).")] = 1,
+    ) -> UndoEditsResult:
+        """Undo this session's last edits in a document (since its room opened), keeping people's typing."""
         if count < 1 or count > 100:
             raise InvalidArgument(f"count must be between 1 and 100, not {count}")
         path, kind = await b.contents.require_document(path)

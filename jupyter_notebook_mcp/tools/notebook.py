@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import posixpath
 import re
+from typing import Annotated
 
 from mcp.server.mcpserver import Context
+from pydantic import Field
 
 from ..contents import Entry, matcher
 from ..errors import InvalidArgument
@@ -26,6 +28,15 @@ from ..models import (
 )
 from ..render import CUT_MARKER, cut, render_outputs
 from ..rooms import CellData
+from .params import (
+    CollaborationState,
+    EndIndex,
+    FirstCell,
+    ForkId,
+    MaxContentLength,
+    MaxResults,
+    NotebookPath,
+)
 from .registry import READ, WRITE, Backends, ToolSpec
 from .views import Reads, notebook_view
 
@@ -65,11 +76,12 @@ async def join_room(b: Backends, path: str, kind: str) -> SessionResult:
 
 
 def notebook_read_tools(b: Backends) -> list[ToolSpec]:
-    async def list_notebooks(ctx: Context, path_prefix: str = "", max_results: int = 50) -> NotebookList:
-        """List notebooks (.ipynb) under the Jupyter root, with how many people have each open.
-
-        path_prefix: only notebooks whose path starts with it ('work/' for a directory).
-        """
+    async def list_notebooks(
+        ctx: Context,
+        path_prefix: Annotated[str, Field(description="Only paths starting with this ('work/').")] = "",
+        max_results: MaxResults = 50,
+    ) -> NotebookList:
+        """List notebooks (.ipynb) and how many people have each open."""
         check_max("max_results", max_results, 1000)
         start, wanted = matcher(path_prefix)
         start = b.contents.normalize(start, allow_root=True)
@@ -92,22 +104,17 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
 
     async def get_notebook(
         ctx: Context,
-        path: str,
-        start_index: int = 0,
-        end_index: int | None = None,
-        cell_ids: list[str] | None = None,
-        include_outputs: bool = True,
-        include_collaboration_state: bool = True,
-        max_content_length: int = 100_000,
-        fork_id: str | None = None,
+        path: NotebookPath,
+        start_index: FirstCell = 0,
+        end_index: EndIndex = None,
+        cell_ids: Annotated[list[str] | None, Field(description="Or exactly these cells.")] = None,
+        include_outputs: Annotated[bool, Field(description="Include outputs, as text.")] = True,
+        include_collaboration_state: CollaborationState = True,
+        max_content_length: MaxContentLength = 100_000,
+        fork_id: ForkId = None,
     ) -> NotebookContent:
-        """Read cells of a notebook as they are live (including unsaved edits by people in JupyterLab).
-
-        Reads the range start_index..end_index (end exclusive; default: to the end) or exactly the
-        cells named in cell_ids. Stops once max_content_length characters are collected: then
-        truncated is true and next_index says where to continue. Outputs come as readable text.
-        fork_id reads one of your forks (fork_document) instead of the live notebook.
-        """
+        """Read notebook cells live, with people's unsaved edits. Past max_content_length characters,
+        truncated is true and next_index says where to continue."""
         check_max("max_content_length", max_content_length, 10_000_000)
         path = await b.contents.require(path, "notebook")
         view = await notebook_view(b, ctx, path, fork_id)
@@ -159,8 +166,8 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
             cut_cells=cut_cells,
         )
 
-    async def get_notebook_info(ctx: Context, path: str) -> NotebookInfo:
-        """Summarize a notebook without reading its cells: counts by type, how many ran, its kernel, who is in it."""
+    async def get_notebook_info(ctx: Context, path: NotebookPath) -> NotebookInfo:
+        """Summarize a notebook: counts by type, cells run, kernel, collaborators."""
         path = await b.contents.require(path, "notebook")
         view = await b.rooms.notebook(path)
         counts = view.counts()
@@ -181,20 +188,20 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
             collaborators=b.rooms.collaborators(path, "notebook"),
         )
 
-    async def create_notebook_session(ctx: Context, path: str) -> SessionResult:
-        """Open (or join) the notebook's live collaboration room, the one JupyterLab users edit together."""
+    async def create_notebook_session(ctx: Context, path: NotebookPath) -> SessionResult:
+        """Open (or join) the notebook's live collaboration room."""
         return await join_room(b, await b.contents.require(path, "notebook"), "notebook")
 
     async def search_notebook(
         ctx: Context,
-        path: str,
-        query: str,
-        regex: bool = False,
-        case_sensitive: bool = False,
-        cell_type: str | None = None,
-        max_results: int = 50,
+        path: NotebookPath,
+        query: Annotated[str, Field(description="Text to find.")],
+        regex: Annotated[bool, Field(description="query is a regex.")] = False,
+        case_sensitive: Annotated[bool, Field(description="Match case.")] = False,
+        cell_type: Annotated[str | None, Field(description="Only code, markdown or raw cells.")] = None,
+        max_results: MaxResults = 50,
     ) -> SearchResult:
-        """Find text (or a regular expression) in the cells' sources; reports cell id, line and column."""
+        """Find text in cell sources: each match's cell id, index, line and column."""
         check_max("max_results", max_results, 1000)
         if cell_type is not None and cell_type not in ("code", "markdown", "raw"):
             raise InvalidArgument(f"cell_type {cell_type!r} is not one of code, markdown, raw")
@@ -207,8 +214,8 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
         ]
         return SearchResult(matches=matches, truncated=truncated)
 
-    async def save_notebook(ctx: Context, path: str) -> SaveResult:
-        """Write the notebook's live content to disk now, instead of after the room's save delay."""
+    async def save_notebook(ctx: Context, path: NotebookPath) -> SaveResult:
+        """Write the notebook's live content to disk now."""
         path = await b.contents.require(path, "notebook")
         await b.rooms.notebook(path)
         saved = await b.rooms.save(path, "notebook")

@@ -25,6 +25,7 @@ from ..models import (
 from ..rooms import CellChange, NewCell, NotebookView, TextOp
 from .execution import run_after_edit
 from .notebook import compile_query
+from .params import CellId, CellIndex, ForkId, NotebookPath, StartIndex
 from .registry import WRITE, Backends, ToolSpec
 from .views import Reads, notebook_view
 
@@ -80,26 +81,17 @@ def _addresses(
 def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
     async def batch_insert_notebook_cells(
         ctx: Context,
-        path: Annotated[str, Field(description="Notebook path, relative to the Jupyter root.")],
-        cells: Annotated[list[CellInput], Field(description="The cells to insert, in order.")],
-        start_position: Annotated[
-            int | None, Field(description="Index to insert the first cell at (0 = top); default: append.")
-        ] = None,
-        positions: Annotated[
-            list[int] | None,
-            Field(description="One index per cell instead, applied in order (each counts the cells inserted before)."),
-        ] = None,
+        path: NotebookPath,
+        cells: Annotated[list[CellInput], Field(description="Cells to insert, in order.")],
+        start_position: Annotated[int | None, Field(description="Index to insert at; default: append.")] = None,
+        positions: Annotated[list[int] | None, Field(description="Or one index per cell, applied in order.")] = None,
         after_cell_id: Annotated[
-            str | None, Field(description="Insert after this cell (preferred: right even if others move cells).")
+            str | None, Field(description="Or after this cell (safe if others move cells).")
         ] = None,
-        exec: Annotated[bool, Field(description="Run the inserted code cells after inserting.")] = True,
-        fork_id: Annotated[str | None, Field(description="Insert into this fork instead of the live notebook.")] = None,
+        exec: Annotated[bool, Field(description="Run the inserted code cells, stopping at an error.")] = True,
+        fork_id: ForkId = None,
     ) -> InsertResult:
-        """Insert cells live in the notebook; people with it open see them appear.
-
-        Where: after_cell_id, start_position, positions (one index per cell), or appended at the end.
-        With exec (the default) the inserted code cells then run in order, stopping at the first error.
-        """
+        """Insert cells live: people with the notebook open see them appear."""
         _check_batch("cells", list(cells))
         path = await b.contents.require(path, "notebook")
         view = await notebook_view(b, ctx, path, fork_id)
@@ -141,28 +133,17 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
 
     async def batch_update_notebook_cells(
         ctx: Context,
-        path: Annotated[str, Field(description="Notebook path, relative to the Jupyter root.")],
-        updates: Annotated[list[CellUpdateInput], Field(description="One entry per cell to change.")],
-        cell_ids: Annotated[
-            list[str] | None, Field(description="Cells the updates apply to, in order (instead of per-update ids).")
-        ] = None,
-        start_index: Annotated[
-            int | None, Field(description="Or: the updates apply to consecutive cells from this index.")
-        ] = None,
-        end_index: Annotated[
-            int | None, Field(description="With start_index: end of that range (exclusive); optional.")
-        ] = None,
-        exec: Annotated[bool, Field(description="Run the updated code cells after updating.")] = True,
-        fork_id: Annotated[str | None, Field(description="Update this fork instead of the live notebook.")] = None,
+        path: NotebookPath,
+        updates: Annotated[list[CellUpdateInput], Field(description="One per cell to change.")],
+        cell_ids: Annotated[list[str] | None, Field(description="Or the cells the updates apply to, in order.")] = None,
+        start_index: Annotated[int | None, Field(description="Or the first of consecutive cells.")] = None,
+        end_index: Annotated[int | None, Field(description="With start_index: end, exclusive; optional.")] = None,
+        exec: Annotated[bool, Field(description="Run the updated code cells, stopping at an error.")] = True,
+        fork_id: ForkId = None,
     ) -> UpdateResult:
-        """Change cells' source and/or type live; a person's typing since your read is kept.
-
-        Each update gives content (the whole new source) or operations (edits at character offsets,
-        no read needed). Pass base_revision (from your read) and your change is merged onto the live
-        source; in a session the last revision you were served is used when you pass none. An edit
-        overlapping someone else's is refused with the current source; nothing in the batch applies.
-        With exec (the default) the updated code cells then run in order, stopping at the first error.
-        """
+        """Change cells' source or type live, merged from base_revision (in a session, the last one you were
+        served): people's typing since your read is kept. An overlapping edit is refused with the current
+        source; nothing applies."""
         _check_batch("updates", list(updates))
         path = await b.contents.require(path, "notebook")
         view = await notebook_view(b, ctx, path, fork_id)
@@ -191,16 +172,13 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
 
     async def batch_delete_notebook_cells(
         ctx: Context,
-        path: str,
-        cell_ids: list[str] | None = None,
-        start_index: int | None = None,
-        end_index: int | None = None,
-        fork_id: str | None = None,
+        path: NotebookPath,
+        cell_ids: Annotated[list[str] | None, Field(description="Cells to delete.")] = None,
+        start_index: StartIndex = None,
+        end_index: Annotated[int | None, Field(description="End cell index, exclusive; default: one cell.")] = None,
+        fork_id: ForkId = None,
     ) -> DeleteResult:
-        """Delete cells live: by cell_ids, or the range start_index..end_index (end exclusive; default one cell).
-
-        The result returns each deleted cell's source, so a mistake can be undone by re-inserting it.
-        """
+        """Delete cells live. Returns their sources, to re-insert after a mistake."""
         path = await b.contents.require(path, "notebook")
         view = await notebook_view(b, ctx, path, fork_id)
         if cell_ids is not None:
@@ -226,13 +204,13 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
 
     async def move_notebook_cell(
         ctx: Context,
-        path: str,
-        to_index: int,
-        cell_id: str | None = None,
-        index: int | None = None,
-        fork_id: str | None = None,
+        path: NotebookPath,
+        to_index: Annotated[int, Field(description="The cell's index after the move.")],
+        cell_id: CellId = None,
+        index: CellIndex = None,
+        fork_id: ForkId = None,
     ) -> MoveResult:
-        """Move one cell to to_index (its index after the move), keeping its id, source, outputs and metadata."""
+        """Move a cell, keeping its id, source, outputs and metadata."""
         path = await b.contents.require(path, "notebook")
         view = await notebook_view(b, ctx, path, fork_id)
         from_index = view.resolve(cell_id, index)
@@ -241,19 +219,17 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
 
     async def replace_in_notebook(
         ctx: Context,
-        path: str,
-        find: str,
-        replace: str,
-        regex: bool = False,
-        cell_ids: list[str] | None = None,
-        expected_count: int | None = None,
-        fork_id: str | None = None,
+        path: NotebookPath,
+        find: Annotated[str, Field(description="Text to find (case-sensitive).")],
+        replace: Annotated[str, Field(description="Replacement; with regex, may use \\1 or \\g<name>.")],
+        regex: Annotated[bool, Field(description="find is a regex.")] = False,
+        cell_ids: Annotated[list[str] | None, Field(description="Only these cells; default: all.")] = None,
+        expected_count: Annotated[
+            int | None, Field(description="Matches you expect: any other count replaces nothing.")
+        ] = None,
+        fork_id: ForkId = None,
     ) -> ReplaceResult:
-        """Replace text in cells' sources (all cells, or those in cell_ids), match by match.
-
-        With regex, replace may use \\1 or \\g<name>. Pass expected_count (how many matches you expect)
-        to refuse the whole replacement when the live notebook has a different number.
-        """
+        """Replace text in cells' sources live, match by match."""
         pattern = compile_query(find, regex, case_sensitive=True)
         path = await b.contents.require(path, "notebook")
         view = await notebook_view(b, ctx, path, fork_id)

@@ -11,6 +11,7 @@ as "internal error" plus a reference to find it in the log.
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Iterable
@@ -75,11 +76,15 @@ class ToolSpec:
         return self.fn.__name__
 
     def annotations(self) -> ToolAnnotations:
+        """The MCP hints, each left out where it equals the spec's default (same meaning, fewer bytes listed).
+
+        The defaults: not read-only, destructive, not idempotent, open world. Read-only tools still say they
+        are not destructive and idempotent. No ``title`` here: the tool's own title says it.
+        """
         return ToolAnnotations(
-            title=self.title,
-            read_only_hint=self.read_only,
-            destructive_hint=self.destructive,
-            idempotent_hint=self.idempotent,
+            read_only_hint=True if self.read_only else None,
+            destructive_hint=False if not self.destructive else None,
+            idempotent_hint=True if self.idempotent else None,
             open_world_hint=False,
         )
 
@@ -105,12 +110,17 @@ def register(
             _guarded(spec, on_call),
             name=spec.name,
             title=spec.title,
-            description=spec.fn.__doc__,
+            description=describe(spec.fn),
             annotations=spec.annotations(),
             structured_output=True,
         )
         names.append(spec.name)
     return names
+
+
+def describe(fn: Callable[..., Any]) -> str:
+    """A tool's description as clients see it: its docstring on one line (no indentation, no wrapping)."""
+    return " ".join(inspect.cleandoc(fn.__doc__ or "").split())
 
 
 def _guarded(spec: ToolSpec, on_call: Callable[[Context], None] | None = None) -> Callable[..., Awaitable[Any]]:

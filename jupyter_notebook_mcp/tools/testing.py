@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Annotated
 
 from mcp.server.mcpserver import Context
 from mcp.shared.exceptions import MCPError
@@ -12,6 +13,7 @@ from mcp_types import (
     MissingRequiredClientCapabilityErrorData,
     SamplingCapability,
 )
+from pydantic import Field
 
 from ..errors import InvalidArgument
 from ..models import FixtureResult
@@ -28,7 +30,11 @@ def conformance_tools() -> list[ToolSpec]:
         await asyncio.sleep(0.3)
         return FixtureResult(message="Reconnection test completed successfully")
 
-    async def test_progress_stream(ctx: Context, count: int = 5, interval: float = 0.1) -> FixtureResult:
+    async def test_progress_stream(
+        ctx: Context,
+        count: Annotated[int, Field(description="Notifications to send (1-1000).")] = 5,
+        interval: Annotated[float, Field(description="Seconds between them (0-5).")] = 0.1,
+    ) -> FixtureResult:
         """Send ``count`` progress notifications ``interval`` seconds apart, then answer."""
         if not 0 < count <= 1000 or not 0 <= interval <= 5:
             raise InvalidArgument("count must be 1-1000 and interval 0-5 seconds")

@@ -23,13 +23,12 @@ from ..models import (
 from ..rooms import TextOp
 from .notebook import join_room
 from .notebook_edit import MAX_BATCH
+from .params import BaseRevision, CollaborationState, DocumentPath, ForkId, MaxContentLength, TextPath
 from .registry import READ, WRITE, Backends, ToolSpec
 from .views import Reads, text_view
 
 #: file_type values of create_document_session (the jupyter-collaboration-mcp design says text/markdown).
 _SESSION_TYPES = {"notebook": "notebook", "file": "file", "text": "file", "markdown": "file"}
-
-BASE_HELP = "revision from get_document that your positions refer to: others' typing since is kept."
 
 
 def _check_ops(ops: list[TextOp]) -> None:
@@ -50,17 +49,13 @@ def text_tools(b: Backends) -> list[ToolSpec]:
 
     async def get_document(
         ctx: Context,
-        path: str,
-        offset: int = 0,
-        max_content_length: int = 100_000,
-        include_collaboration_state: bool = True,
-        fork_id: str | None = None,
+        path: TextPath,
+        offset: Annotated[int, Field(description="Character offset to start at.")] = 0,
+        max_content_length: MaxContentLength = 100_000,
+        include_collaboration_state: CollaborationState = True,
+        fork_id: ForkId = None,
     ) -> DocumentContent:
-        """Read a text file as it is live (including unsaved edits by people in JupyterLab).
-
-        Returns max_content_length characters from offset; truncated says whether more follows.
-        Notebooks are read with get_notebook; binary files cannot be read as text.
-        """
+        """Read a text file live, with people's unsaved edits (notebooks: get_notebook)."""
         if offset < 0 or max_content_length < 1:
             raise InvalidArgument("offset must be >= 0 and max_content_length >= 1")
         path = await text_file(path)
@@ -90,9 +85,9 @@ def text_tools(b: Backends) -> list[ToolSpec]:
 
     async def create_document_session(
         ctx: Context,
-        path: Annotated[str, Field(description="File or notebook path, relative to the Jupyter root.")],
+        path: DocumentPath,
         file_type: Annotated[
-            str | None, Field(description="'notebook', or 'file' / 'text' / 'markdown' for a text file; default: auto.")
+            str | None, Field(description="notebook, or file (text, markdown); default: detected.")
         ] = None,
     ) -> SessionResult:
         """Open (or join) the live collaboration room of a text file or notebook."""
@@ -119,40 +114,45 @@ def text_tools(b: Backends) -> list[ToolSpec]:
 
     async def batch_update_document(
         ctx: Context,
-        path: Annotated[str, Field(description="Text file path, relative to the Jupyter root.")],
-        operations: Annotated[list[TextUpdateOp], Field(description="Replacements, at offsets of the text you read.")],
-        base_revision: Annotated[str | None, Field(description=BASE_HELP)] = None,
-        fork_id: Annotated[str | None, Field(description="Edit this fork instead of the live file.")] = None,
+        path: TextPath,
+        operations: Annotated[list[TextUpdateOp], Field(description="Replacements.")],
+        base_revision: BaseRevision = None,
+        fork_id: ForkId = None,
     ) -> TextEditResult:
-        """Replace ranges of a text file live: each operation puts content in place of length characters at
-        position (-1 = the end) of the text you read; a person's typing since is kept. All or nothing."""
+        """Replace ranges of a text file live, at offsets of the text you read (base_revision); what people
+        typed since is kept. All or nothing."""
         ops = [TextOp(o.position, o.length, o.content) for o in operations]
         return await edit(ctx, path, ops, base_revision, fork_id)
 
     async def batch_insert_text(
         ctx: Context,
-        path: Annotated[str, Field(description="Text file path, relative to the Jupyter root.")],
-        operations: Annotated[list[TextInsertOp], Field(description="Insertions, at offsets of the text you read.")],
-        base_revision: Annotated[str | None, Field(description=BASE_HELP)] = None,
-        fork_id: Annotated[str | None, Field(description="Edit this fork instead of the live file.")] = None,
+        path: TextPath,
+        operations: Annotated[list[TextInsertOp], Field(description="Insertions.")],
+        base_revision: BaseRevision = None,
+        fork_id: ForkId = None,
     ) -> TextEditResult:
-        """Insert text at character positions of the text you read (-1 = the end); all or nothing."""
+        """Insert text at offsets of the text you read; all or nothing."""
         return await edit(ctx, path, [TextOp(o.position, 0, o.text) for o in operations], base_revision, fork_id)
 
     async def batch_delete_text(
         ctx: Context,
-        path: Annotated[str, Field(description="Text file path, relative to the Jupyter root.")],
-        operations: Annotated[list[TextDeleteOp], Field(description="Deletions, at offsets of the text you read.")],
-        base_revision: Annotated[str | None, Field(description=BASE_HELP)] = None,
-        fork_id: Annotated[str | None, Field(description="Edit this fork instead of the live file.")] = None,
+        path: TextPath,
+        operations: Annotated[list[TextDeleteOp], Field(description="Deletions.")],
+        base_revision: BaseRevision = None,
+        fork_id: ForkId = None,
     ) -> TextEditResult:
-        """Delete length characters at each position of the text you read; all or nothing."""
+        """Delete ranges at offsets of the text you read; all or nothing."""
         return await edit(ctx, path, [TextOp(o.position, o.length, "") for o in operations], base_revision, fork_id)
 
     async def replace_document_text(
-        ctx: Context, path: str, old_text: str, new_text: str, replace_all: bool = False, fork_id: str | None = None
+        ctx: Context,
+        path: TextPath,
+        old_text: Annotated[str, Field(description="Exact text to replace.")],
+        new_text: Annotated[str, Field(description="Its replacement.")],
+        replace_all: Annotated[bool, Field(description="Replace every occurrence (else it must be unique).")] = False,
+        fork_id: ForkId = None,
     ) -> ReplaceTextResult:
-        """Replace old_text by new_text in a text file live. old_text must occur exactly once unless replace_all."""
+        """Replace old_text by new_text in a text file live."""
         path = await text_file(path)
         view = await text_view(b, ctx, path, fork_id)
         count = view.replace(old_text, new_text, replace_all)  # anchored on the live text: needs no base

@@ -1,0 +1,31 @@
+"""Parameters many tools share: one name, one type and one short description each.
+
+Every parameter carries a one-line ``description`` in its tool's input schema (``tools/list`` is in every
+agent's context and within a budget: keep them short; paths are relative to the Jupyter root, which the
+server's instructions say once). A parameter particular to one tool is annotated where it is declared.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+NotebookPath = Annotated[str, Field(description="Notebook path.")]
+TextPath = Annotated[str, Field(description="Text file path.")]
+DocumentPath = Annotated[str, Field(description="Notebook or text file path.")]
+AnyPath = Annotated[str, Field(description="File, notebook or directory path.")]
+OnlyDocument = Annotated[str | None, Field(description="Only this document.")]
+
+ForkId = Annotated[str | None, Field(description="Use this fork (fork_document) instead.")]
+CellId = Annotated[str | None, Field(description="Cell id (wins over index).")]
+CellIndex = Annotated[int | None, Field(description="Cell index, 0-based.")]
+StartIndex = Annotated[int | None, Field(description="First cell index, 0-based.")]
+FirstCell = Annotated[int, Field(description="First cell index, 0-based.")]
+EndIndex = Annotated[int | None, Field(description="End cell index, exclusive; default: the end.")]
+BaseRevision = Annotated[str | None, Field(description="revision of the text you read.")]
+
+MaxResults = Annotated[int, Field(description="Result limit (1-1000).")]
+MaxContentLength = Annotated[int, Field(description="Character limit.")]
+CollaborationState = Annotated[bool, Field(description="Include who is in the live room.")]
+Timeout = Annotated[float, Field(description="Seconds per cell before interrupting (max 3600).")]
