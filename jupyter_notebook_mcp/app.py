@@ -19,11 +19,11 @@ from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.utils import url_path_join
 from traitlets import Bool, Float, Int, List, TraitError, Unicode, validate
 
-from . import exitguard
 from ._version import __version__
 from .actors import Actors
 from .contents import ContentsAdapter
 from .execution import ExecutionService
+from .exitguard import install as install_exit_guard
 from .forks import ForkService
 from .groups import GROUPS
 from .handlers import MCPHandler
@@ -199,7 +199,7 @@ class JupyterNotebookMCP(Limits, ExtensionApp):
             self.serverapp.log.error("MCP endpoint not served: invalid %s", self._tool_groups_refused)
             raise TraitError(f"the MCP endpoint is not served: invalid {self._tool_groups_refused}")
         self.principal_key: bytes = secrets.token_bytes(32)
-        exitguard.install()
+        install_exit_guard()
         self.rate_limiter = RateLimiter(self.rate_limit, self.rate_limit_burst) if self.rate_limit > 0 else None
         if logging.getLogger("mcp").level == logging.NOTSET:
             # The SDK logs session ids at INFO; keep them out of Jupyter's log unless asked for.
