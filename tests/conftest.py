@@ -15,10 +15,34 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from traitlets.config import Config
 
-pytest_plugins = ["pytest_jupyter.jupyter_server"]
+pytest_plugins = ["pytest_jupyter.jupyter_server", "tests.watchdog"]
 
 LEGACY_VERSION = "2025-11-25"
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@pytest.fixture(autouse=True)
+def jp_asyncio_loop(jp_asyncio_loop: asyncio.AbstractEventLoop) -> Iterator[asyncio.AbstractEventLoop]:
+    """pytest-jupyter's loop, ended as ``asyncio.run`` ends one before it is closed.
+
+    pytest-jupyter closes each test's loop with its tasks still pending; they are destroyed later, by the
+    garbage collector, in whatever test runs then ("Task was destroyed but it is pending!"), and their
+    ``finally`` blocks never run. sse-starlette's per-thread shutdown watcher is one: left pending, its
+    ``watcher_started`` flag stays set, so no watcher runs on the next test's loop. Here they are cancelled
+    and awaited, async generators closed and the default executor's threads joined, after the server stopped.
+    """
+    yield jp_asyncio_loop
+    _finish(jp_asyncio_loop)
+
+
+def _finish(loop: asyncio.AbstractEventLoop) -> None:
+    tasks = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    for task in tasks:  # at this point: sse-starlette's watcher, jupyter-collaboration's room cleanups
+        task.cancel()
+    if tasks:
+        loop.run_until_complete(asyncio.wait(tasks, timeout=10))
+    loop.run_until_complete(loop.shutdown_asyncgens())
+    loop.run_until_complete(asyncio.wait_for(loop.shutdown_default_executor(), 10))
 
 
 @pytest.fixture
@@ -199,6 +223,89 @@ async def tool_error(client: Client, name: str, **arguments: Any) -> str:
     result = await within(client.call_tool(name, arguments))
     assert result.is_error, f"{name} should have failed: {result.structured_content}"
     return str(result.content[0].text)
+
+
+async def until(predicate: Callable[[], Any], limit: float = 10.0, what: str = "the condition") -> None:
+    """Wait until ``predicate()`` holds (it may be a coroutine function), re-checked every 10 ms."""
+    deadline = asyncio.get_running_loop().time() + limit
+    while True:
+        value = predicate()
+        if asyncio.iscoroutine(value):
+            value = await value
+        if value:
+            return
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"{what} did not happen within {limit} s")
+        await asyncio.sleep(0.01)
+
+
+def document_room(serverapp: Any, path: str, kind: str = "notebook") -> Any | None:
+    """The collaboration room open for ``path`` on the server, or None; opens nothing."""
+    rooms = serverapp.extension_manager.extension_points["jupyter_notebook_mcp"].app.rooms
+    return rooms._room(rooms.room_id(path, kind, create_id=False))
+
+
+async def autosaved(serverapp: Any, path: str, kind: str = "notebook") -> None:
+    """Wait until the room's debounced save has written the file. Call it after the last change: each change
+    starts the room's save task (synchronously), so once no save task is waiting or writing, the file holds
+    the content and nothing is writing it — the moment a test may read it. A room already closed writes
+    nothing more (jupyter-collaboration closes a room a delay after its last client left)."""
+    from jupyter_notebook_mcp.rooms.persist import save_pending
+
+    room = document_room(serverapp, path, kind)
+    if room is not None:
+        await until(lambda: not save_pending(room), what=f"the save of {path!r}")
+
+
+def _state_vector(state: bytes) -> dict[int, int]:
+    """Decode a Yjs state vector (varint count, then client id and clock pairs)."""
+    position = 0
+
+    def varint() -> int:
+        nonlocal position
+        value = shift = 0
+        while True:
+            byte = state[position]
+            position += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                return value
+
+    return {varint(): varint() for _ in range(varint())}
+
+
+def has_all_of(holder: bytes, other: bytes) -> bool:
+    """Whether the state vector ``holder`` includes every insertion counted in the state vector ``other``."""
+    have = _state_vector(holder)
+    return all(have.get(client, 0) >= clock for client, clock in _state_vector(other).items())
+
+
+async def received(serverapp: Any, human: Any) -> None:
+    """Wait until the server's room holds everything ``human`` (a Collaborator) inserted so far. Insertions
+    only: a pure deletion does not advance a state vector, so wait on content for those."""
+    room = document_room(serverapp, human.path, human.kind if human.kind == "notebook" else "file")
+    assert room is not None, f"no room is open for {human.path!r}"
+    mine = human.doc.get_state()
+    await until(lambda: has_all_of(room.ydoc.get_state(), mine), what=f"the server receiving {human.path!r} edits")
+
+
+async def stored(serverapp: Any, path: str, kind: str = "notebook") -> None:
+    """Wait until the room's store (its history) holds every update the room has, with no write or history
+    squash under way. After :func:`autosaved` and with nobody editing, the history stays as it is then."""
+    from jupyter_notebook_mcp.rooms.history import replay
+
+    extension = serverapp.extension_manager.extension_points["jupyter_notebook_mcp"].app
+    room = document_room(serverapp, path, kind)
+    assert room is not None, f"no room is open for {path!r}"
+
+    async def caught_up() -> bool:
+        rows = await extension.rooms.history_rows(path, kind, updates=True)
+        doc = await asyncio.to_thread(replay, rows)
+        idle = not room.ystore._mcp_lock.locked()  # ProvenanceYStore: held from a row's insert to its squash
+        return idle and has_all_of(doc.get_state(), room.ydoc.get_state())
+
+    await until(caught_up, what=f"the history of {path!r} catching up with its room")
 
 
 @pytest.fixture

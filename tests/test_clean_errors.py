@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jupyter_core.utils import ensure_async
 from mcp.shared.exceptions import MCPError
 from tornado.web import HTTPError
 from traitlets.config import Config
@@ -206,7 +207,15 @@ class TestDeadKernelWhileJupyterHasNotNoticed:
 async def kill_kernel(serverapp: Any, path: str) -> None:
     """SIGKILL the notebook's kernel process, as the OOM killer would."""
     session = next(s for s in await serverapp.session_manager.list_sessions() if s["path"] == path)
-    os.kill(serverapp.kernel_manager.get_kernel(session["kernel"]["id"]).provisioner.process.pid, signal.SIGKILL)
+    kernel = serverapp.kernel_manager.get_kernel(session["kernel"]["id"])
+    os.kill(kernel.provisioner.process.pid, signal.SIGKILL)
+    # Dead for Jupyter too before the test goes on: a signal takes a moment to land, and a run sent before
+    # it does is "died while running", not "was not run".
+    for _ in range(500):
+        if not await ensure_async(kernel.is_alive()):
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the killed kernel still looks alive")
 
 
 async def test_a_kernel_killed_outside_any_run_is_reported_until_it_comes_back(

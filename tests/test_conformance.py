@@ -73,7 +73,13 @@ async def test_conformance_scenario(
             stderr=asyncio.subprocess.STDOUT,
             env={**os.environ, "NO_COLOR": "1"},
         )
-        output, _ = await asyncio.wait_for(process.communicate(), 180)
+        try:
+            # under the per-test timeout (120 s), so a hung scenario fails here and its process is ended
+            output, _ = await asyncio.wait_for(process.communicate(), 100)
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
     finally:
         await proxy.close()
     text = output.decode(errors="replace")

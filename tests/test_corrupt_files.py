@@ -132,6 +132,7 @@ async def test_a_room_a_browser_failed_to_open_is_replaced(
     ws = await within(websocket_connect(HTTPRequest(f"{url}?sessionId={session['sessionId']}", headers=headers)))
     while await within(ws.read_message()) is not None:  # the server closes it: the file cannot be loaded
         pass
+    ws.close()  # the client side too: tornado warns about a connection garbage-collected unclosed
     rooms = jp_serverapp.extension_manager.extension_points["jupyter_server_ydoc"].app.ywebsocket_server.rooms
     assert room_id not in rooms or not rooms[room_id].ready  # nothing, or a room that never loaded
     async with mcp_client() as client:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .conftest import call_tool, tool_error
+from .conftest import autosaved, call_tool, received, tool_error
 
 pytestmark = pytest.mark.usefixtures("jp_serverapp")
 
@@ -19,16 +18,14 @@ def script(jp_root_dir: Path) -> str:
     return "code.py"
 
 
-async def wait_for_disk(path: Path, expected: str, limit: float = 5.0) -> None:
-    for _ in range(int(limit / 0.05)):
-        if path.read_text() == expected:
-            return
-        await asyncio.sleep(0.05)
-    assert path.read_text() == expected
+async def saved_text(serverapp: Any, root: Path, path: str) -> str:
+    """The file once its room's save after the last change wrote it (never read while Jupyter writes it)."""
+    await autosaved(serverapp, path, "file")
+    return (root / path).read_text()
 
 
 async def test_edits_reach_the_collaborator_and_the_file(
-    mcp_client: Any, script: str, collaborator: Any, jp_root_dir: Path
+    mcp_client: Any, script: str, collaborator: Any, jp_root_dir: Path, jp_serverapp: Any
 ) -> None:
     async with collaborator(script, kind="file") as human, mcp_client() as client:
         assert human.text() == "def add(a, b):\n    return a + b\n"
@@ -49,7 +46,8 @@ async def test_edits_reach_the_collaborator_and_the_file(
         assert read["content"] == human.text()
         assert read["mimetype"] == "text/x-python"
         assert read["collaboration"]["room_id"].startswith("text:file:")
-    await wait_for_disk(jp_root_dir / script, "# maths\ndef add(a, b):\n    return b + a\n\n\nprint(add(1, 2))\n")
+    expected = "# maths\ndef add(a, b):\n    return b + a\n\n\nprint(add(1, 2))\n"
+    assert await saved_text(jp_serverapp, jp_root_dir, script) == expected
 
 
 async def test_positions_refer_to_the_text_before_the_batch_and_multibyte_lands_right(
@@ -68,7 +66,9 @@ async def test_positions_refer_to_the_text_before_the_batch_and_multibyte_lands_
         await human.wait_until(lambda: human.text() == "[🎉] wörld 日本語")
 
 
-async def test_concurrent_typing_elsewhere_survives_a_batch(mcp_client: Any, script: str, collaborator: Any) -> None:
+async def test_concurrent_typing_elsewhere_survives_a_batch(
+    mcp_client: Any, script: str, collaborator: Any, jp_serverapp: Any
+) -> None:
     async with collaborator(script, kind="file") as human, mcp_client() as client:
         human.go_offline()
         human.type_text(0, "# typed by a person\n")
@@ -76,7 +76,7 @@ async def test_concurrent_typing_elsewhere_survives_a_batch(mcp_client: Any, scr
         await human.go_online()
         expected = "# typed by a person\ndef add(a, b):\n    return a - b\n"
         await human.wait_until(lambda: human.text() == expected)
-        await asyncio.sleep(0.2)
+        await received(jp_serverapp, human)
         assert (await call_tool(client, "get_document", path=script))["content"] == expected
 
 
@@ -124,7 +124,9 @@ async def test_text_tools_refuse_notebooks_binaries_and_missing_files(
         assert "no file at 'gone.txt'" in await tool_error(client, "get_document", path="gone.txt")
 
 
-async def test_create_rename_copy_delete(mcp_client: Any, jp_root_dir: Path, collaborator: Any) -> None:
+async def test_create_rename_copy_delete(
+    mcp_client: Any, jp_root_dir: Path, collaborator: Any, jp_serverapp: Any
+) -> None:
     async with mcp_client() as client:
         assert (await call_tool(client, "create_document", path="notes", type="directory"))["created"]
         await call_tool(client, "create_document", path="notes/todo.md", type="markdown", content="- [ ] ship\n")
@@ -145,7 +147,7 @@ async def test_create_rename_copy_delete(mcp_client: Any, jp_root_dir: Path, col
                 operations=[{"text": "- [x] rename\n", "position": -1}],
             )
             await human.wait_until(lambda: human.text() == "- [ ] ship\n- [x] rename\n")
-        await wait_for_disk(jp_root_dir / "notes" / "done.md", "- [ ] ship\n- [x] rename\n")
+        assert await saved_text(jp_serverapp, jp_root_dir, "notes/done.md") == "- [ ] ship\n- [x] rename\n"
         assert not (jp_root_dir / "notes" / "todo.md").exists()
 
         copied = await call_tool(client, "copy_document", path="notes/done.md", copy_path="backup.md")

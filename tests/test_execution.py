@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from .conftest import call_tool, tool_error, within
-from .test_notebook_live import on_disk
+from .conftest import call_tool, document_room, tool_error, until, within
+from .test_notebook_live import autosaved_file
 
 pytestmark = pytest.mark.usefixtures("jp_serverapp")
 
@@ -24,7 +24,7 @@ def disk_cells(path: Path) -> list[dict[str, Any]]:
 
 
 async def test_execute_cells_writes_outputs_live_and_to_disk(
-    mcp_client: Any, make_notebook: Any, collaborator: Any, jp_root_dir: Path
+    mcp_client: Any, make_notebook: Any, collaborator: Any, jp_root_dir: Path, jp_serverapp: Any
 ) -> None:
     path = make_notebook("run.ipynb", code("1 + 1", "print('hello')\n40 + 2"))
     async with collaborator(path) as human, mcp_client() as client:
@@ -40,8 +40,7 @@ async def test_execute_cells_writes_outputs_live_and_to_disk(
         assert [o["text"] for o in second["outputs"]] == ["hello\n", "42"]
         await human.wait_until(lambda: human.cells()[1].get("execution_count") == 2)
         assert human.cells()[1]["outputs"][0]["text"] == "hello\n"
-    await on_disk(jp_root_dir / path, lambda src: bool(disk_cells(jp_root_dir / path)[1]["outputs"]))
-    saved = disk_cells(jp_root_dir / path)
+    saved = (await autosaved_file(jp_serverapp, jp_root_dir, path))["cells"]
     assert saved[0]["execution_count"] == 1
     assert "".join(saved[1]["outputs"][1]["data"]["text/plain"]) == "42"
 
@@ -133,14 +132,15 @@ async def test_jupyterlab_session_shares_the_kernel(
 
 
 async def test_interrupt_and_restart(mcp_client: Any, make_notebook: Any, collaborator: Any) -> None:
-    path = make_notebook("restart.ipynb", code("x = 41", "x + 1", "import time\ntime.sleep(30)"))
+    sleep = "import time\nprint('asleep', flush=True)\ntime.sleep(30)"
+    path = make_notebook("restart.ipynb", code("x = 41", "x + 1", sleep))
     async with mcp_client() as client, collaborator(path) as human:
         await call_tool(client, "batch_execute_notebook_cells", path=path, cell_ids=["k0", "k1"])
         sleeper = asyncio.ensure_future(
             within(client.call_tool("execute_notebook_cell", {"path": path, "cell_id": "k2", "timeout": 60}), 60)
         )
-        await human.wait_until(lambda: human.execution_state(2) == "running", limit=20)
-        await asyncio.sleep(0.3)
+        # the kernel is inside the cell's code (its first output is out), not still starting to run it
+        await human.wait_until(lambda: bool(human.cells()[2]["outputs"]), limit=20)
         await call_tool(client, "interrupt_notebook_kernel", path=path)
         interrupted = await sleeper
         assert interrupted.structured_content["status"] == "error"
@@ -279,14 +279,23 @@ class TestImagesOff:
         assert "image/png image" in result.structured_content["outputs"][0]["text"]
 
 
-async def test_two_executions_on_one_kernel_queue_in_order(mcp_client: Any, make_notebook: Any) -> None:
+def _execution_state(serverapp: Any, path: str, index: int) -> Any:
+    room = document_room(serverapp, path)
+    if room is None or len(room._document.ycells) <= index:  # not open, or not loaded yet
+        return None
+    return room._document.ycells[index].get("execution_state")
+
+
+async def test_two_executions_on_one_kernel_queue_in_order(
+    mcp_client: Any, make_notebook: Any, jp_serverapp: Any
+) -> None:
     path = make_notebook(
         "queue.ipynb",
         code("import time\norder = []\ntime.sleep(1)\norder.append('first')", "order.append('second')\norder"),
     )
     async with mcp_client() as a, mcp_client() as b:
         first = asyncio.ensure_future(call_tool(a, "execute_notebook_cell", path=path, cell_id="k0", timeout=60))
-        await asyncio.sleep(0.3)
+        await until(lambda: _execution_state(jp_serverapp, path, 0) == "running", what="the first cell running")
         second = await call_tool(b, "execute_notebook_cell", path=path, cell_id="k1", timeout=60)
         assert (await first)["status"] == "ok"
     assert second["status"] == "ok"

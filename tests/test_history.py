@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import call_tool, tool_error
+from .conftest import autosaved, call_tool, document_room, received, stored, tool_error, until
 
 pytestmark = pytest.mark.usefixtures("jp_serverapp")
 
@@ -20,21 +20,30 @@ async def update_cell(client: Any, path: str, cell_id: str, content: str) -> Any
     )
 
 
+async def in_history(serverapp: Any, human: Any) -> None:
+    """Until the server's room has what the person typed and the room's history has stored it."""
+    await received(serverapp, human)
+    await stored(serverapp, human.path, "notebook" if human.kind == "notebook" else "file")
+
+
 async def history(client: Any, path: str, limit: int = 50) -> list[dict[str, Any]]:
     return list((await call_tool(client, "get_document_history", path=path, limit=limit))["versions"])
 
 
 async def test_history_lists_agent_and_human_versions_in_order(
-    mcp_client: Any, make_notebook: Any, collaborator: Any
+    mcp_client: Any, make_notebook: Any, collaborator: Any, jp_serverapp: Any
 ) -> None:
     path = make_notebook("hist.ipynb", THREE)
     async with collaborator(path) as human, mcp_client() as client:
         await update_cell(client, path, "c0", "x = 'agent'")
         await human.wait_until(lambda: human.sources()[0] == "x = 'agent'")
         await human.set_awareness({"user": {"username": "alice", "display_name": "Alice Doe"}, "autosave": True})
-        await asyncio.sleep(0.2)
+        room = document_room(jp_serverapp, path)
+        await until(
+            lambda: any((s or {}).get("user", {}).get("username") == "alice" for s in room.awareness.states.values())
+        )
         human.type_into(2, 4, "40 + ")
-        await asyncio.sleep(0.3)
+        await in_history(jp_serverapp, human)
         await call_tool(
             client, "batch_insert_notebook_cells", path=path, exec=False, cells=[{"content": "a"}, {"content": "b"}]
         )
@@ -74,7 +83,7 @@ async def test_history_lists_agent_and_human_versions_in_order(
 
 
 async def test_restore_brings_back_old_content_and_reports_reverted_human_edits(
-    mcp_client: Any, make_notebook: Any, collaborator: Any
+    mcp_client: Any, make_notebook: Any, collaborator: Any, jp_serverapp: Any
 ) -> None:
     path = make_notebook("restore.ipynb", THREE)
     async with collaborator(path) as human, mcp_client() as client:
@@ -84,7 +93,7 @@ async def test_restore_brings_back_old_content_and_reports_reverted_human_edits(
         await call_tool(client, "batch_delete_notebook_cells", path=path, cell_ids=["c0"])
         await human.wait_until(lambda: human.ids() == ["c1", "c2"])
         human.type_into(1, 0, "# human\n")
-        await asyncio.sleep(0.3)
+        await in_history(jp_serverapp, human)
         result = await call_tool(client, "restore_document_version", path=path, version_id=good)
         await human.wait_until(lambda: human.ids() == ["c0", "c1", "c2"])
         assert human.sources() == ["x = 0", "x = 'good'", "x = 2"]
@@ -118,7 +127,7 @@ async def test_restore_keeps_concurrent_human_typing_elsewhere(
 
 
 async def test_undo_takes_back_only_the_agents_own_edits(
-    mcp_client: Any, make_notebook: Any, collaborator: Any
+    mcp_client: Any, make_notebook: Any, collaborator: Any, jp_serverapp: Any
 ) -> None:
     path = make_notebook("undo.ipynb", THREE)
     async with collaborator(path) as human, mcp_client() as client, mcp_client() as other:
@@ -130,7 +139,7 @@ async def test_undo_takes_back_only_the_agents_own_edits(
         new_id = inserted["inserted"][0]["id"]
         await human.wait_until(lambda: len(human.ids()) == 4)
         human.type_into(2, 0, "# typed later\n")
-        await asyncio.sleep(0.3)
+        await in_history(jp_serverapp, human)
         result = await call_tool(client, "undo_agent_edits", path=path, count=2)
         assert result["undone"] == [f"inserted cell {new_id} at 3", "updated cell c0"]
         assert result["removed_cells"] == [new_id]
@@ -146,7 +155,9 @@ async def test_undo_takes_back_only_the_agents_own_edits(
         await human.wait_until(lambda: human.sources()[1] == "x = 1")
 
 
-async def test_text_document_history_restore_and_undo(mcp_client: Any, jp_root_dir: Any, collaborator: Any) -> None:
+async def test_text_document_history_restore_and_undo(
+    mcp_client: Any, jp_root_dir: Any, collaborator: Any, jp_serverapp: Any
+) -> None:
     from pathlib import Path
 
     Path(jp_root_dir, "notes.md").write_text("alpha\n")
@@ -157,7 +168,7 @@ async def test_text_document_history_restore_and_undo(mcp_client: Any, jp_root_d
         await call_tool(client, "replace_document_text", path="notes.md", old_text="beta", new_text="gamma")
         await human.wait_until(lambda: human.text() == "alpha\ngamma\n")
         human.type_text(0, "# ")
-        await asyncio.sleep(0.3)
+        await in_history(jp_serverapp, human)
         await call_tool(client, "undo_agent_edits", path="notes.md")
         await human.wait_until(lambda: human.text() == "# alpha\nbeta\n")
         old = await call_tool(client, "get_document_version", path="notes.md", version_id=first["version_id"])
@@ -168,7 +179,7 @@ async def test_text_document_history_restore_and_undo(mcp_client: Any, jp_root_d
 
 
 async def test_fork_edits_are_invisible_until_merge_and_both_sides_survive(
-    mcp_client: Any, make_notebook: Any, collaborator: Any
+    mcp_client: Any, make_notebook: Any, collaborator: Any, jp_serverapp: Any
 ) -> None:
     path = make_notebook("fork.ipynb", THREE)
     async with collaborator(path) as human, mcp_client() as client:
@@ -189,7 +200,7 @@ async def test_fork_edits_are_invisible_until_merge_and_both_sides_survive(
         assert [c["source"] for c in in_fork["cells"]] == ["x = 'drafted'", "x = 1", "x = 2", "print('new')"]
         # the room never saw the draft; meanwhile a person edits another cell
         human.type_into(2, 0, "# mine\n")
-        await asyncio.sleep(0.3)
+        await in_history(jp_serverapp, human)
         assert human.sources() == ["x = 0", "x = 1", "# mine\nx = 2"]
         live = await call_tool(client, "get_notebook", path=path)
         assert [c["source"] for c in live["cells"]] == ["x = 0", "x = 1", "# mine\nx = 2"]
@@ -212,7 +223,7 @@ async def test_fork_edits_are_invisible_until_merge_and_both_sides_survive(
 
 
 async def test_synchronized_fork_follows_the_live_document_and_discard(
-    mcp_client: Any, jp_root_dir: Any, collaborator: Any
+    mcp_client: Any, jp_root_dir: Any, collaborator: Any, jp_serverapp: Any
 ) -> None:
     from pathlib import Path
 
@@ -220,7 +231,7 @@ async def test_synchronized_fork_follows_the_live_document_and_discard(
     async with collaborator("draft.txt", "file") as human, mcp_client() as client:
         fork = await call_tool(client, "fork_document", path="draft.txt", synchronize=True)
         human.type_text(0, "zero\n")
-        await asyncio.sleep(0.3)
+        await in_history(jp_serverapp, human)
         seen = await call_tool(client, "get_document", path="draft.txt", fork_id=fork["fork_id"])
         assert seen["content"] == "zero\none\n"
         await call_tool(
@@ -245,7 +256,9 @@ class TestBounds:
     def mcp_config(self) -> dict[str, Any]:
         return {"max_history_updates": 40, "max_forks": 3, "fork_ttl": 0.6}
 
-    async def test_history_and_forks_stay_within_their_bounds(self, mcp_client: Any, make_notebook: Any) -> None:
+    async def test_history_and_forks_stay_within_their_bounds(
+        self, mcp_client: Any, make_notebook: Any, jp_serverapp: Any
+    ) -> None:
         path = make_notebook("stress.ipynb", THREE)
         async with mcp_client() as client:
             for n in range(120):
@@ -253,7 +266,10 @@ class TestBounds:
                 if n in (10, 60):  # listings in between: the cached rows must be re-read after each squash
                     listed = await call_tool(client, "get_document_history", path=path, limit=1000)
                     assert listed["total"] <= 40
-            await asyncio.sleep(0.3)
+            # The room's save after the last edit adds rows (its saved flag), which can push the history
+            # past its bound and squash the versions listed here: list only once they are stored.
+            await autosaved(jp_serverapp, path)
+            await stored(jp_serverapp, path)
             result = await call_tool(client, "get_document_history", path=path, limit=1000)
             assert result["total"] <= 40
             oldest = result["versions"][-1]

@@ -11,7 +11,7 @@ from typing import Any
 import nbformat
 import pytest
 
-from .conftest import call_tool, tool_error
+from .conftest import autosaved, call_tool, received, stored, tool_error
 
 pytestmark = pytest.mark.usefixtures("jp_serverapp")
 
@@ -22,17 +22,13 @@ def disk_sources(path: Path) -> list[str]:
     return ["".join(c["source"]) for c in json.loads(path.read_text())["cells"]]
 
 
-async def on_disk(path: Path, predicate: Any, limit: float = 5.0) -> dict[str, Any]:
-    """The notebook file once ``predicate(sources)`` holds (the room saves after its save delay)."""
-    started = time.monotonic()
-    while True:
-        nb = json.loads(path.read_text())
-        if predicate(disk_sources(path)):
-            nbformat.validate(nbformat.reads(path.read_text(), as_version=4))
-            return nb
-        if time.monotonic() - started > limit:
-            raise AssertionError(f"file never reached the expected state: {[c['source'] for c in nb['cells']]}")
-        await asyncio.sleep(0.05)
+async def autosaved_file(serverapp: Any, root: Path, path: str) -> dict[str, Any]:
+    """The notebook file once the room's save after its last change wrote it (Jupyter writes a file in place:
+    a read while it writes can see half a file), validated."""
+    await autosaved(serverapp, path)
+    text = (root / path).read_text()
+    nbformat.validate(nbformat.reads(text, as_version=4))
+    return dict(json.loads(text))
 
 
 async def test_insert_reaches_the_collaborator_live(mcp_client: Any, make_notebook: Any, collaborator: Any) -> None:
@@ -65,13 +61,13 @@ async def test_insert_reaches_the_collaborator_live(mcp_client: Any, make_notebo
 
 
 async def test_collaborator_edits_are_seen_by_the_next_call(
-    mcp_client: Any, make_notebook: Any, collaborator: Any
+    mcp_client: Any, make_notebook: Any, collaborator: Any, jp_serverapp: Any
 ) -> None:
     path = make_notebook("human.ipynb", FIVE)
     async with collaborator(path) as human, mcp_client() as client:
         human.type_into(0, 4, "42 + ")
         new_id = human.insert_cell(1, "typed by a person")
-        await asyncio.sleep(0.2)
+        await received(jp_serverapp, human)
         data = await call_tool(client, "get_notebook", path=path)
         assert data["cells"][0]["source"] == "x = 42 + 0"
         assert data["cells"][1] == {**data["cells"][1], "id": new_id, "source": "typed by a person"}
@@ -88,7 +84,7 @@ async def test_collaborator_edits_are_seen_by_the_next_call(
 
 
 async def test_update_is_a_minimal_edit_that_keeps_concurrent_typing(
-    mcp_client: Any, make_notebook: Any, collaborator: Any
+    mcp_client: Any, make_notebook: Any, collaborator: Any, jp_serverapp: Any
 ) -> None:
     """The person types at the top while the agent rewrites the last line: both survive."""
     source = "def f(a, b):\n    total = a + b\n    return total\n"
@@ -106,12 +102,14 @@ async def test_update_is_a_minimal_edit_that_keeps_concurrent_typing(
         await human.go_online()
         expected = "# added by a person\n" + source.replace("return total", "return total * 2")
         await human.wait_until(lambda: human.sources() == [expected])
-        await asyncio.sleep(0.2)
+        await received(jp_serverapp, human)
         data = await call_tool(client, "get_notebook", path=path)
         assert data["cells"][0]["source"] == expected
 
 
-async def test_simultaneous_edits_in_one_cell_converge(mcp_client: Any, make_notebook: Any, collaborator: Any) -> None:
+async def test_simultaneous_edits_in_one_cell_converge(
+    mcp_client: Any, make_notebook: Any, collaborator: Any, jp_serverapp: Any
+) -> None:
     path = make_notebook("race.ipynb", [{"cell_type": "code", "source": "alpha\nbeta\ngamma\n", "id": "r"}])
     async with collaborator(path) as human, mcp_client() as client:
         human.go_offline()
@@ -131,20 +129,20 @@ async def test_simultaneous_edits_in_one_cell_converge(mcp_client: Any, make_not
         await human.go_online()
         typed = "".join(str(k) for k in range(20))
         await human.wait_until(lambda: human.sources() == [f"alpha\nBETA\ngamma\n{typed}"])
-        await asyncio.sleep(0.2)
+        await received(jp_serverapp, human)
         data = await call_tool(client, "get_notebook", path=path)
         assert data["cells"][0]["source"] == human.sources()[0]
 
 
 async def test_without_expected_source_an_update_replaces_text_typed_before_it(
-    mcp_client: Any, make_notebook: Any, collaborator: Any
+    mcp_client: Any, make_notebook: Any, collaborator: Any, jp_serverapp: Any
 ) -> None:
     """Documented semantics: content is the cell's new source. Text the person typed *before* the call
     (so the server had it) is replaced; expected_source turns that into a refusal instead."""
     path = make_notebook("overwrite.ipynb", [{"cell_type": "code", "source": "a = 1\n", "id": "o"}])
     async with collaborator(path) as human, mcp_client() as client:
         human.type_into(0, 0, "# typed first\n")
-        await asyncio.sleep(0.2)
+        await received(jp_serverapp, human)
         refused = await tool_error(
             client,
             "batch_update_notebook_cells",
@@ -162,11 +160,13 @@ async def test_without_expected_source_an_update_replaces_text_typed_before_it(
         await human.wait_until(lambda: human.sources() == ["a = 2\n"])
 
 
-async def test_expected_source_refuses_a_stale_edit(mcp_client: Any, make_notebook: Any, collaborator: Any) -> None:
+async def test_expected_source_refuses_a_stale_edit(
+    mcp_client: Any, make_notebook: Any, collaborator: Any, jp_serverapp: Any
+) -> None:
     path = make_notebook("stale.ipynb", FIVE)
     async with collaborator(path) as human, mcp_client() as client:
         human.type_into(2, 0, "# changed\n")
-        await asyncio.sleep(0.2)
+        await received(jp_serverapp, human)
         before = human.sources()
         message = await tool_error(
             client,
@@ -328,7 +328,11 @@ async def test_unicode_edits_land_at_the_right_characters(
 
 
 async def test_unopened_notebook_is_edited_through_a_room_and_saved(
-    mcp_client: Any, make_notebook: Any, jp_root_dir: Path, collaboration_events: list[dict[str, Any]]
+    mcp_client: Any,
+    make_notebook: Any,
+    jp_root_dir: Path,
+    collaboration_events: list[dict[str, Any]],
+    jp_serverapp: Any,
 ) -> None:
     path = make_notebook("closed.ipynb", FIVE)
     async with mcp_client() as client:
@@ -347,7 +351,8 @@ async def test_unopened_notebook_is_edited_through_a_room_and_saved(
             exec=False,
             updates=[{"cell_id": "c0", "content": "x = 100"}],
         )
-    nb = await on_disk(jp_root_dir / path, lambda src: len(src) == 6 and src[0] == "x = 100")
+    nb = await autosaved_file(jp_serverapp, jp_root_dir, path)
+    assert "".join(nb["cells"][0]["source"]) == "x = 100"
     ids = [c["id"] for c in nb["cells"]]
     assert len(set(ids)) == len(ids) == 6
     assert disk_sources(jp_root_dir / path)[5] == "added"
@@ -407,7 +412,8 @@ async def test_edit_after_the_last_collaborator_left_is_not_lost(
         )
         data = await call_tool(client, "get_notebook", path=path)
         assert [c["source"] for c in data["cells"][:2]] == ["before", "after"]
-    await on_disk(jp_root_dir / path, lambda src: src[:2] == ["before", "after"])
+    nb = await autosaved_file(jp_serverapp, jp_root_dir, path)
+    assert ["".join(c["source"]) for c in nb["cells"]][:2] == ["before", "after"]
 
 
 class TestIdleRooms:
@@ -448,7 +454,7 @@ class TestYStoreLocation:
         return {"ystore_path": str(tmp_path / "history" / "ystore.db")}
 
     async def test_history_goes_to_the_configured_path(
-        self, mcp_client: Any, make_notebook: Any, tmp_path: Path, collaborator: Any
+        self, mcp_client: Any, make_notebook: Any, tmp_path: Path, collaborator: Any, jp_serverapp: Any
     ) -> None:
         cwd = tmp_path / "cwd"
         cwd.mkdir()
@@ -463,7 +469,8 @@ class TestYStoreLocation:
             )
             async with collaborator(other) as human:  # a browser-style room uses the same store
                 human.type_into(0, 0, "b")
-                await asyncio.sleep(0.3)
+                await received(jp_serverapp, human)
+                await stored(jp_serverapp, other)
         assert (tmp_path / "history" / "ystore.db").exists()
         assert not (cwd / ".jupyter_ystore.db").exists()
 

@@ -7,15 +7,14 @@ is printed in the failure message so any failure can be replayed exactly.
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .conftest import call_tool, within
-from .test_notebook_live import disk_sources, on_disk
+from .conftest import call_tool, document_room, until, within
+from .test_notebook_live import autosaved_file
 
 pytestmark = pytest.mark.usefixtures("jp_serverapp")
 
@@ -77,6 +76,7 @@ async def test_random_interleaving_converges(
     collaborator: Any,
     jp_root_dir: Path,
     collaboration_events: list[dict[str, Any]],
+    jp_serverapp: Any,
 ) -> None:
     rng = random.Random(seed)
     path = make_notebook(f"random-{seed}.ipynb", count=5)
@@ -88,15 +88,21 @@ async def test_random_interleaving_converges(
                 human_step(rng, human)
             if rng.random() < 0.3:
                 await asyncio.sleep(rng.choice([0, 0.001, 0.01]))
-        await asyncio.sleep(0.3)
+        room = document_room(jp_serverapp, path)
+
+        def converged() -> bool:
+            live = [(c["id"], c["cell_type"], str(c["source"])) for c in room._document.get()["cells"]]
+            return live == [(c["id"], c["cell_type"], str(c["source"])) for c in human.cells()]
+
+        await until(converged, what=f"seed {seed}: the replicas converging")
         data = await call_tool(client, "get_notebook", path=path, include_outputs=False)
         server_cells = [(c["id"], c["cell_type"], c["source"]) for c in data["cells"]]
         human_cells = [(c["id"], c["cell_type"], str(c["source"])) for c in human.cells()]
         assert server_cells == human_cells, f"seed {seed}: replicas diverged"
         ids = [c[0] for c in server_cells]
         assert len(ids) == len(set(ids)), f"seed {seed}: duplicated cell ids"
-    saved = await on_disk(jp_root_dir / path, lambda src: src == [c[2] for c in server_cells])
+    saved = await autosaved_file(jp_serverapp, jp_root_dir, path)
     assert [c["id"] for c in saved["cells"]] == ids, f"seed {seed}: file differs"
-    assert json.loads((jp_root_dir / path).read_text())["nbformat"] == 4
-    assert disk_sources(jp_root_dir / path) == [c[2] for c in server_cells]
+    assert saved["nbformat"] == 4
+    assert ["".join(c["source"]) for c in saved["cells"]] == [c[2] for c in server_cells]
     assert "overwrite" not in [e.get("action") for e in collaboration_events], f"seed {seed}: out-of-band change"

@@ -9,7 +9,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from .conftest import LEGACY_VERSION, MCP_HEADERS, open_session, rpc, within
+from .conftest import LEGACY_VERSION, MCP_HEADERS, open_session, rpc, until, within
 
 pytestmark = pytest.mark.usefixtures("jp_serverapp")
 
@@ -151,8 +151,7 @@ async def test_session_end_releases_its_events(
     assert store.stream_count >= 1
     before = store.stream_count
     assert (await http.delete(mcp_url, headers=headers)).status_code == 200
-    await asyncio.sleep(0.1)
-    assert store.stream_count < before
+    await until(lambda: store.stream_count < before, what="the ended session's streams being dropped")
 
 
 async def test_a_10_mb_read_is_delivered_but_not_kept_for_replay(
