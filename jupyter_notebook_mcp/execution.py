@@ -35,19 +35,16 @@ Progress = Callable[[int, str], Awaitable[None]]
 BATCH_MESSAGES = 256
 BATCH_CHARS = 1 << 20
 SLICE_CHARS = 1 << 18
-# Before a write, the writer lets the loop run until this many turns in a row bring no new message (at most
-# GATHER_TURNS turns): messages the kernel already sent reach the queue one every turn or two.
-QUIET_TURNS = 3
-GATHER_TURNS = 64
 
 
 class OutputWriter:
     """Writes one run's output messages into the room in batches, in order, yielding between batches.
 
-    ``put`` (the kernel reader's callback) only queues a message; a task writes what is queued: every
-    message already received when it wakes goes into one transaction (up to the bounds above), so a
-    flood of ``display()`` calls costs a few transactions instead of one each, and each collaborator
-    gets one update per batch. Progress is reported once per batch.
+    ``put`` (the kernel reader's callback) only queues a message; a task writes what is queued. The reader
+    hands over every message the kernel's socket already holds before it yields (``kernels.drain``), so all
+    of them go into one transaction (up to the bounds above): a flood of ``display()`` calls costs about a
+    tenth of a transaction per message, and each collaborator gets one update per batch. Progress is
+    reported once per batch.
     """
 
     def __init__(self, rooms: RoomsAdapter, path: str, actor: Any, state: RunState, progress: Progress | None) -> None:
@@ -90,7 +87,6 @@ class OutputWriter:
         while True:
             await self._wake.wait()
             self._wake.clear()
-            await self._gather()
             while self._queue:
                 batch = self._take()
                 with contextlib.suppress(NotFound):  # the cell was deleted mid-run: keep running, stop writing
@@ -104,15 +100,6 @@ class OutputWriter:
                 await asyncio.sleep(0)  # let other requests in between two batches
             if self._closing:
                 return
-
-    async def _gather(self) -> None:
-        """Let the kernel reader queue what it has already received, so that it joins this batch."""
-        quiet = turns = 0
-        while quiet < QUIET_TURNS and turns < GATHER_TURNS and len(self._queue) < BATCH_MESSAGES:
-            queued = len(self._queue)
-            await asyncio.sleep(0)
-            turns += 1
-            quiet = quiet + 1 if len(self._queue) == queued else 0
 
     def _take(self) -> list[tuple[str, dict[str, Any]]]:
         batch: list[tuple[str, dict[str, Any]]] = []

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+import zmq
 from jupyter_client.session import Session
 from jupyter_core.utils import ensure_async
 
@@ -31,6 +32,12 @@ from .errors import NotFound, Unavailable
 log = logging.getLogger(__name__)
 
 OutputCallback = Callable[[str, dict[str, Any]], Awaitable[None]]
+
+# After each message awaited from iopub, up to this many more that the socket already holds are read without
+# waiting (no loop turn each): the output writer then finds them all queued and writes them in one
+# transaction. Bounded so that one drain holds the loop a few milliseconds at most.
+DRAIN_MESSAGES = 256
+DRAIN_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -64,6 +71,30 @@ def died_message(km: Any, *, running: bool) -> str:
     else:
         way_out = "restart it with restart_notebook_kernel"
     return f"{what}; its variables are lost. {way_out}"
+
+
+OUTPUT_MESSAGES = frozenset(
+    ("stream", "display_data", "execute_result", "error", "update_display_data", "clear_output")
+)
+
+
+def drain(channel: Any) -> list[dict[str, Any]]:
+    """The messages the channel's socket already holds (bounded by ``DRAIN_MESSAGES`` and ``DRAIN_BYTES``),
+    read without waiting: a non-blocking receive never yields to the loop."""
+    socket = getattr(channel, "socket", None)
+    messages: list[dict[str, Any]] = []
+    size = 0
+    while socket is not None and len(messages) < DRAIN_MESSAGES and size < DRAIN_BYTES:
+        try:
+            parts = socket.recv_multipart(zmq.DONTWAIT, copy=True)
+            if not isinstance(parts, list):  # an asyncio socket hands back a future that is already done
+                parts = parts.result()
+        except zmq.Again:
+            break
+        size += sum(len(part) for part in parts)
+        _, frames = channel.session.feed_identities(parts)
+        messages.append(channel.session.deserialize(frames))
+    return messages
 
 
 class KernelsAdapter:
@@ -112,7 +143,11 @@ class KernelsAdapter:
         kernel = model["kernel"]
         return Kernel(str(kernel["name"]), str(kernel["id"]), str(kernel.get("execution_state", "starting")))
 
-    async def _client(self, kernel_id: str) -> Any:
+    async def client(self, kernel_id: str) -> Any:
+        """Our kernel client for ``kernel_id`` (started once and kept): its shell, iopub and control channels.
+
+        Hold :meth:`lock` while a request of ours runs on it, so replies and outputs are not mixed up.
+        """
         client = self._clients.get(kernel_id)
         if client is not None:
             return client
@@ -154,7 +189,9 @@ class KernelsAdapter:
         """Held while our request runs on the kernel: our executions on one kernel queue in order."""
         return self._locks.setdefault(kernel_id, asyncio.Lock())
 
-    async def execute(self, kernel_id: str, code: str, on_output: OutputCallback, timeout: float) -> Execution:
+    async def execute(
+        self, kernel_id: str, code: str, on_output: OutputCallback, timeout: float, *, store_history: bool = True
+    ) -> Execution:
         """Run ``code``; hand every iopub output message to ``on_output`` as it arrives.
 
         A kernel that is dead when the run starts — killed between runs, or died in the previous one and not
@@ -163,7 +200,7 @@ class KernelsAdapter:
         """
         km = await self._live(kernel_id)
         try:
-            client = await self._client(kernel_id)
+            client = await self.client(kernel_id)
         except RuntimeError as exc:  # wait_for_ready: "Kernel died before replying" or "didn't respond in time"
             await self._live(kernel_id)
             if "died" in str(exc):  # and was restarted since: the run was not sent
@@ -172,7 +209,7 @@ class KernelsAdapter:
                 f"the kernel did not answer within {self.ready_timeout:g} s ({exc}): it may be busy starting; "
                 "try again, or restart it with restart_notebook_kernel"
             ) from None
-        msg_id = client.execute(code, store_history=True, allow_stdin=False, stop_on_error=True)
+        msg_id = client.execute(code, store_history=store_history, allow_stdin=False, stop_on_error=True)
         try:
             return await self._follow(client, km, kernel_id, msg_id, on_output, timeout)
         except asyncio.CancelledError:
@@ -221,19 +258,24 @@ class KernelsAdapter:
                     self._forget(kernel_id)
                     raise KernelDied(died_message(km, running=True))
             try:
-                msg = await client.get_iopub_msg(timeout=0.1)
+                first = await client.get_iopub_msg(timeout=0.1)
             except queue.Empty:
                 continue
-            if msg.get("parent_header", {}).get("msg_id") != msg_id:
-                continue
-            kind = msg["msg_type"]
-            content = msg["content"]
-            if kind == "status" and content.get("execution_state") == "idle":
+            idle = False
+            for msg in [first, *drain(client.iopub_channel)]:
+                if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                    continue
+                kind = msg["msg_type"]
+                content = msg["content"]
+                if kind == "status" and content.get("execution_state") == "idle":
+                    idle = True  # the kernel sends nothing of this run after it
+                    break
+                if kind == "execute_input":
+                    count = content.get("execution_count")
+                elif kind in OUTPUT_MESSAGES:
+                    await on_output(kind, content)
+            if idle:
                 break
-            if kind == "execute_input":
-                count = content.get("execution_count")
-            elif kind in ("stream", "display_data", "execute_result", "error", "update_display_data", "clear_output"):
-                await on_output(kind, content)
         reply = await self._reply(client, msg_id)
         status = "timeout" if timed_out else str(reply.get("status", "ok")) if reply else "ok"
         if reply and reply.get("execution_count") is not None:
