@@ -111,7 +111,7 @@ async def bench_size(
     )
     results["search"] = summary(await timed(lambda: call("search_notebook", path=path, query="value_7 ="), iterations))
 
-    async with Collaborator(server.url, "/", server.token, path) as human:
+    async with Collaborator(server.url, "/", server.token, path, sync_limit=300) as human:
         position = human.ids().index(middle)
         await call("get_notebook", path=path, cell_ids=[middle])  # the other session wrote it since our read
         delays = []
@@ -181,7 +181,14 @@ async def main() -> int:
             await client.call_tool("list_notebooks", {})  # warm up the client's lazy imports
             raw = RawSession(http, f"{server.url}/mcp")
             await raw.open()
-            all_results = [await bench_size(server, client, raw, size, args.iterations) for size in sizes]
+            all_results = []
+            for size in sizes:
+                all_results.append(await bench_size(server, client, raw, size, args.iterations))
+                print(
+                    f"{size} cells: "
+                    + ", ".join(f"{k} {v['p50']:.1f}" for k, v in all_results[-1].items() if isinstance(v, dict)),
+                    flush=True,
+                )
     print_table(all_results)
     if args.json:
         args.json.write_text(json.dumps(all_results, indent=2))

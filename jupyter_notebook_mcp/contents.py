@@ -138,8 +138,12 @@ class ContentsAdapter:
         except HTTPError as exc:
             raise _translate(exc, path, root=self._root()) from None
 
-    async def create(self, path: str, kind: str, content: str) -> str:
-        """Create a new file, notebook or directory at ``path`` (never over an existing one)."""
+    async def create(self, path: str, kind: str, content: str, *, metadata: dict[str, Any] | None = None) -> str:
+        """Create a new file, notebook or directory at ``path`` (never over an existing one).
+
+        ``metadata``: a notebook's metadata (its kernelspec): without one, the room that opens it later
+        fills in an empty kernelspec, which JupyterLab asks about and runs with the default kernel.
+        """
         path = self.normalize(path)
         if await self.kind(path, normalized=True) is not None:
             raise InvalidArgument(f"{path!r} already exists: pick another path, or edit it instead")
@@ -151,6 +155,7 @@ class ContentsAdapter:
                 raise InvalidArgument(f"a notebook's name must end in .ipynb, not {path!r}")
             nb = nbformat.v4.new_notebook()  # type: ignore[no-untyped-call]
             nb.cells = [nbformat.v4.new_markdown_cell(content)] if content else []  # type: ignore[no-untyped-call]
+            nb.metadata.update(metadata or {})
             model = {"type": "notebook", "format": "json", "content": nb}
         else:
             model = {"type": "file", "format": "text", "content": content}
@@ -408,3 +413,56 @@ def _problem(raw: bytes, kind: str) -> str | None:
         message = str(getattr(exc, "message", None) or exc).splitlines()[0][:200]
         return f"not nbformat: {message}"
     return None
+
+
+async def walk_after(
+    contents: ContentsAdapter, after: str, *, accept: Any, limit: int, max_directories: int
+) -> tuple[list[Entry], int, bool]:
+    """The first ``limit`` entries ``accept`` keeps after the path ``after`` ("" = from the root), depth
+    first in listing order (a directory's files by name, then its directories): resumable from a path alone.
+
+    The walk to continue is rebuilt from the ancestors of ``after`` — one listing each — so a page of a
+    paged listing costs what it walks, never the entries before it; and the order is fixed by the names,
+    so the same files give the same pages. A directory that vanished meanwhile is skipped. Returns the
+    entries, the directories listed (at most ``max_directories``) and whether the walk reached the end.
+    """
+    listed = 0
+
+    def order(entry: Entry) -> tuple[bool, str]:
+        return entry.type == "directory", entry.name
+
+    async def children(directory: str) -> list[Entry]:
+        nonlocal listed
+        listed += 1
+        try:
+            return await contents._children(directory)
+        except NotFound:
+            return []
+
+    stack: list[tuple[list[Entry], int]] = []  # (a directory's children, the next one to visit)
+    parts = after.split("/") if after else []
+    directory = ""
+    for depth, name in enumerate(parts):
+        if listed >= max_directories:
+            return [], listed, False
+        found = await children(directory)
+        mark = (depth < len(parts) - 1, name)  # its ancestors are directories, ``after`` itself is not
+        stack.append((found, next((i for i, e in enumerate(found) if order(e) > mark), len(found))))
+        directory = posixpath.join(directory, name)
+    if not parts:
+        stack.append((await children(""), 0))
+    kept: list[Entry] = []
+    while stack and len(kept) < limit:
+        found, position = stack[-1]
+        if position >= len(found):
+            stack.pop()
+            continue
+        stack[-1] = (found, position + 1)
+        entry = found[position]
+        if accept(entry):
+            kept.append(entry)
+        if entry.type == "directory" and not contents._is_link_outside(entry.path):
+            if listed >= max_directories:
+                return kept, listed, False
+            stack.append((await children(entry.path), 0))
+    return kept, listed, not stack

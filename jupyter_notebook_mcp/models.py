@@ -113,6 +113,7 @@ class NotebookInfo(BaseModel):
     raw_count: int
     executed_count: int
     nbformat: str
+    kernelspec: str | None = Field(description="The kernel a run starts (the notebook's kernelspec name).")
     kernel: KernelInfo | None
     last_modified: str | None
     collaborators: int
@@ -168,6 +169,8 @@ class SaveResult(BaseModel):
     path: str
     saved: bool
     last_modified: str | None
+    new_path: str | None = Field(default=None, description="Save-as: the new notebook (path stays open and saved).")
+    new_last_modified: str | None = None
 
 
 class MoveResult(BaseModel):

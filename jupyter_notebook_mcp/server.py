@@ -16,6 +16,7 @@ from mcp_types import Tool as MCPTool
 from ._version import __version__
 from .errors import NotebookMCPError
 from .event_store import MemoryEventStore
+from .prompts import register_prompts
 from .resources import register_resources
 from .sessions import ScopedSessionManager
 from .subscriptions import SubscriptionManager
@@ -25,6 +26,7 @@ from .tools.documents import document_tools
 from .tools.execution import execution_tools
 from .tools.forks import fork_tools
 from .tools.history import history_tools
+from .tools.kernels import kernel_tools
 from .tools.notebook import notebook_read_tools
 from .tools.notebook_edit import notebook_edit_tools
 from .tools.registry import READ, Backends, ToolSpec, authorize_request, register
@@ -65,6 +67,7 @@ def build_server(
     names = register(server, specs, groups=enabled, read_only=read_only, on_call=touch if presence else None)
     server.middleware.append(StrictArguments(server.input_schema))
     register_resources(server, backends)
+    register_prompts(server, backends)
     return server, names
 
 
@@ -74,6 +77,7 @@ def tool_specs(backends: Backends) -> list[ToolSpec]:
         *notebook_read_tools(backends),
         *notebook_edit_tools(backends),
         *execution_tools(backends),
+        *kernel_tools(backends),
         *document_tools(backends),
         *text_tools(backends),
         *history_tools(backends),

@@ -29,6 +29,8 @@ from pycrdt import (
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
+from jupyter_notebook_mcp.rooms.cellindex import cells_json
+
 
 class _Channel:
     """pycrdt's Channel protocol over a Tornado websocket client."""
@@ -76,8 +78,11 @@ class _Channel:
 class Collaborator:
     """``async with Collaborator(...) as c``: a synced replica of the room's document."""
 
-    def __init__(self, server_root: str, base_url: str, token: str, path: str, kind: str = "notebook") -> None:
+    def __init__(
+        self, server_root: str, base_url: str, token: str, path: str, kind: str = "notebook", sync_limit: float = 10
+    ) -> None:
         self.server_root = server_root
+        self.sync_limit = sync_limit
         self.base_url = base_url
         self.token = token
         self.path = path
@@ -105,13 +110,13 @@ class Collaborator:
         self.room_id = f"{fmt}:{kind}:{session['fileId']}"
         ws_root = self.server_root.replace("http://", "ws://")
         url = f"{ws_root}{self.base_url}api/collaboration/room/{self.room_id}?sessionId={session['sessionId']}"
-        self._ws = await websocket_connect(HTTPRequest(url, headers=headers))
+        self._ws = await websocket_connect(HTTPRequest(url, headers=headers), max_message_size=1 << 30)
         self._subscription = self.doc.observe(self._on_change)
         self.channel = _Channel(self._ws, self.room_id, self._on_awareness)
         self.provider = Provider(self.doc, self.channel)
         self._task = asyncio.ensure_future(self.provider.start())
         await asyncio.wait_for(self.provider.started.wait(), 10)
-        await asyncio.wait_for(self.provider.synced.wait(), 10)
+        await asyncio.wait_for(self.provider.synced.wait(), self.sync_limit)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -212,7 +217,8 @@ class Collaborator:
         return [str(cell["source"]) for cell in self.cells()]
 
     def ids(self) -> list[str]:
-        return [str(cell["id"]) for cell in self.cells()]
+        """Cell ids in order, from one JSON conversion (index access per cell would be quadratic)."""
+        return [str(cell.get("id", "")) for cell in cells_json(self.document.ycells)]
 
     async def wait_until(self, predicate: Callable[[], bool], limit: float = 5.0) -> float:
         """Seconds until ``predicate()`` holds on the replica, re-checked on every change it receives."""

@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import Counter
 from typing import Any
 
 log = logging.getLogger(__name__)
 
 _TRACKED_KEYS = ("cell_type", "execution_count", "id")
+_RAN = "\0ran"  # the key of the has-run total (no cell type can be called that)
+_NEAR = 64  # how far a moved id is first looked for around its old index
+_FETCHED = 256  # live cells kept from lookups (a batch's worth)
 
 
 def cells_json(ycells: Any) -> list[dict[str, Any]]:
@@ -33,10 +37,15 @@ class CellIndex:
 
     def __init__(self, ycells: Any) -> None:
         self._ycells = ycells  # a strong reference keeps the observers alive
+        # Per position, in step with each other: id, type, whether it has run; and their running totals.
         self._ids: list[str] = []
-        self._types: dict[str, str] = {}
-        self._executed: set[str] = set()
+        self._kinds: list[str] = []
+        self._ran: list[bool] = []
+        self._totals: Counter[str] = Counter()
         self._positions: dict[str, int] | None = None
+        # Live cells fetched while verifying positions, by index, until the next structural change: the
+        # caller's next access to the same cell reuses it instead of walking the array again.
+        self._fetched: dict[int, Any] = {}
         self._valid = False
         self._subscriptions = [ycells.observe(self._on_structure), ycells.observe_deep(self._on_cells)]
 
@@ -53,27 +62,63 @@ class CellIndex:
         return self._ids
 
     def counts(self) -> dict[str, int]:
+        """Cells by type and how many have run: running totals kept by the change events (no pass over cells)."""
         self._ensure()
         counts = {"code": 0, "markdown": 0, "raw": 0}
-        for cell_id in self._ids:
-            kind = self._types.get(cell_id, "code")
-            counts[kind] = counts.get(kind, 0) + 1
-        counts["executed"] = sum(1 for cell_id in self._ids if cell_id in self._executed)
+        counts.update((kind, n) for kind, n in self._totals.items() if n and kind != _RAN)
+        counts["executed"] = self._totals[_RAN]
         return counts
 
     def position(self, cell_id: str) -> int | None:
-        """The index of ``cell_id``, verified against the live array (None when absent)."""
+        """The index of ``cell_id``, verified against the live array (None when absent).
+
+        ``_positions`` is a cache checked against ``_ids`` (kept current by the change events), never rebuilt
+        wholesale: after cells were inserted or deleted, an entry that moved is found again near its old
+        place (a bounded C-speed search), else by one ``list.index`` — no Python loop over the notebook.
+        """
         self._ensure()
         for _ in range(2):
-            if self._positions is None:
-                self._positions = {cid: i for i, cid in enumerate(self._ids) if cid}
-            index = self._positions.get(cell_id)
+            index = self._locate(cell_id)
             if index is None:
                 return None
-            if index < len(self._ycells) and self._ycells[index].get("id") == cell_id:
+            ycell = self._ycells[index] if index < len(self._ycells) else None
+            if ycell is not None and ycell.get("id") == cell_id:
+                if len(self._fetched) >= _FETCHED:
+                    self._fetched.clear()
+                self._fetched[index] = ycell
                 return index
             self._rebuild()  # an id changed inside a cell: rare, so a full rebuild is fine
         return None
+
+    def fetched(self, index: int) -> Any:
+        """The live cell at ``index`` if a lookup just fetched it (none since changed the structure), else None."""
+        return self._fetched.get(index)
+
+    def forget_fetched(self) -> None:
+        """Called before an edit changes the structure (its events only arrive when the transaction ends)."""
+        self._fetched.clear()
+
+    def _locate(self, cell_id: str) -> int | None:
+        ids = self._ids
+        if self._positions is None:
+            self._positions = {cid: i for i, cid in enumerate(ids) if cid}
+            return self._positions.get(cell_id)
+        old = self._positions.get(cell_id)
+        if old is not None and old < len(ids) and ids[old] == cell_id:
+            return old
+        try:
+            if old is not None:
+                try:  # cells inserted or deleted nearby shifted it a little
+                    index = ids.index(cell_id, max(0, old - _NEAR), old + _NEAR + 1)
+                except ValueError:
+                    index = ids.index(cell_id)
+            else:
+                index = ids.index(cell_id)
+        except ValueError:
+            self._positions.pop(cell_id, None)
+            return None
+        self._positions[cell_id] = index
+        return index
 
     def _ensure(self) -> None:
         if not self._valid or len(self._ids) != len(self._ycells):
@@ -81,26 +126,37 @@ class CellIndex:
 
     def _rebuild(self) -> None:
         cells = cells_json(self._ycells)
-        self._ids = []
-        self._types.clear()
-        self._executed.clear()
+        self._fetched.clear()
+        self._ids, self._kinds, self._ran = [], [], []
+        self._totals.clear()
         for cell in cells:
             self._learn(cell)
         self._positions = None
         self._valid = True
 
-    def _learn(self, cell: Any) -> str:
-        cell_id = str(cell.get("id", "") or "")
-        self._ids.append(cell_id)
-        self._types[cell_id] = str(cell.get("cell_type", "code"))
-        if cell.get("execution_count") is not None:
-            self._executed.add(cell_id)
-        else:
-            self._executed.discard(cell_id)
-        return cell_id
+    def _learn(self, cell: Any) -> None:
+        """Append one cell (a dict or a live cell map) at the end."""
+        kind = str(cell.get("cell_type", "code"))
+        ran = cell.get("execution_count") is not None
+        self._ids.append(str(cell.get("id", "") or ""))
+        self._kinds.append(kind)
+        self._ran.append(ran)
+        self._totals[kind] += 1
+        self._totals[_RAN] += ran
+
+    def _forget(self, start: int, end: int) -> None:
+        """Drop the cells at positions ``start:end``."""
+        self._totals.subtract(self._kinds[start:end])
+        self._totals[_RAN] -= sum(self._ran[start:end])
+        if self._positions is not None:
+            for gone in self._ids[start:end]:
+                self._positions.pop(gone, None)
+        for column in (self._ids, self._kinds, self._ran):
+            del column[start:end]
 
     def _on_structure(self, event: Any) -> None:
         """Cells inserted or deleted: apply the delta. Never raise (it would fail the editor's call)."""
+        self._fetched.clear()
         if not self._valid:
             return
         try:
@@ -109,15 +165,17 @@ class CellIndex:
                 if "retain" in op:
                     cursor += int(op["retain"])
                 elif "delete" in op:
-                    del self._ids[cursor : cursor + int(op["delete"])]
+                    self._forget(cursor, cursor + int(op["delete"]))
                 elif "insert" in op:
-                    tail = self._ids[cursor:]
-                    del self._ids[cursor:]
+                    ids, kinds, ran = self._ids[cursor:], self._kinds[cursor:], self._ran[cursor:]
+                    for column in (self._ids, self._kinds, self._ran):
+                        del column[cursor:]
                     for item in op["insert"]:
                         self._learn(item if hasattr(item, "get") else {})
                     cursor = len(self._ids)
-                    self._ids.extend(tail)
-            self._positions = None
+                    self._ids.extend(ids)
+                    self._kinds.extend(kinds)
+                    self._ran.extend(ran)
         except Exception:
             log.debug("cell index delta not applied; rebuilding on next use", exc_info=True)
             self._valid = False
@@ -135,13 +193,14 @@ class CellIndex:
                     self._valid = False  # ids rewritten in place: rebuild lazily
                     return
                 cell = event.target
-                cell_id = str(cell.get("id", "") or "")
-                if cell_id in self._types and "cell_type" in cell:
-                    self._types[cell_id] = str(cell.get("cell_type", "code"))
-                    if cell.get("execution_count") is not None:
-                        self._executed.add(cell_id)
-                    else:
-                        self._executed.discard(cell_id)
+                index = self._locate(str(cell.get("id", "") or ""))
+                if index is None or "cell_type" not in cell:
+                    continue
+                kind, ran = str(cell.get("cell_type", "code")), cell.get("execution_count") is not None
+                self._totals[self._kinds[index]] -= 1
+                self._totals[kind] += 1
+                self._totals[_RAN] += ran - self._ran[index]
+                self._kinds[index], self._ran[index] = kind, ran
         except Exception:
             log.debug("cell index event not applied; rebuilding on next use", exc_info=True)
             self._valid = False

@@ -43,7 +43,8 @@ from .registry import READ, Backends, ToolSpec
 MAX_MESSAGE = 500
 MAX_METADATA = 4096
 
-SessionId = Annotated[str, Field(description="session_id from get_active_sessions.")]
+SessionId = Annotated[str | None, Field(description="session_id from get_active_sessions (or document_path).")]
+SessionPath = Annotated[str | None, Field(description="Or the document's path instead of session_id.")]
 
 
 def _iso(timestamp: float | None) -> str | None:
@@ -75,6 +76,11 @@ def _participants(room: Any) -> list[Participant]:
     return list(seen.values())
 
 
+def _is_under(path: str, directory: str) -> bool:
+    """Whether ``path`` is inside ``directory`` (both normalized API paths; "" is the root)."""
+    return not directory or path.startswith(directory + "/")
+
+
 def awareness_tools(b: Backends) -> list[ToolSpec]:
     def service() -> PresenceService:
         if not isinstance(b.presence, PresenceService):
@@ -89,6 +95,15 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
             if room_path is not None and (path is None or room_path == path):
                 found.append((room_id, kind, room_path, room))
         return found
+
+    async def require_directory(directory: str) -> str:
+        """The normalized path of an existing directory ("" for the root), else an actionable error."""
+        normalized = b.contents.normalize(directory, allow_root=True)
+        kind = await b.contents.kind(normalized, normalized=True)
+        if kind != "directory":
+            found = f"is a {kind}" if kind else "does not exist"
+            raise NotFound(f"directory {normalized!r} {found}: give a directory (list_documents finds them)")
+        return normalized
 
     async def get_online_users(ctx: Context, document_path: OnlyDocument = None) -> OnlineUsers:
         """Who is in open documents now (people and agents), and in which."""
@@ -279,10 +294,15 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         presence.broadcast(actor, entry, kind)
         return OkResult(ok=True)
 
-    async def get_active_sessions(ctx: Context, document_path: OnlyDocument = None) -> CollabSessions:
+    async def get_active_sessions(
+        ctx: Context,
+        document_path: OnlyDocument = None,
+        directory: Annotated[str | None, Field(description="Only documents under this directory.")] = None,
+    ) -> CollabSessions:
         """Open collaboration sessions (document rooms) and who is in each."""
         service().touch(b.actors.of(ctx))
         path = (await b.contents.require_document(document_path))[0] if document_path is not None else None
+        under = await require_directory(directory) if directory is not None else None
         return CollabSessions(
             sessions=[
                 CollabSession(
@@ -294,6 +314,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
                     connections=len(aw.clients(room)),
                 )
                 for room_id, kind, room_path, room in open_rooms(path)
+                if under is None or _is_under(room_path, under)
             ]
         )
 
@@ -303,20 +324,50 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
                 return entry
         raise NotFound(
             f"no open collaboration session {session_id!r}: get_active_sessions lists them (session_id is the "
-            "room id, like 'json:notebook:<file id>')"
+            "room id, like 'json:notebook:<file id>'), or give the document's path as document_path"
         )
 
-    async def join_session(ctx: Context, session_id: SessionId) -> JoinResult:
-        """Enter an open collaboration session: the agent appears among its collaborators."""
+    def one_of(session_id: str | None, document_path: str | None) -> None:
+        if (session_id is None) == (document_path is None):
+            raise InvalidArgument(
+                "give either session_id (from get_active_sessions) or document_path (the document's path), not "
+                + ("both" if session_id is not None else "neither")
+            )
+
+    async def join_session(ctx: Context, session_id: SessionId = None, document_path: SessionPath = None) -> JoinResult:
+        """Enter a document's collaboration session: the agent appears among its collaborators."""
+        one_of(session_id, document_path)
+        actor = b.actors.of(ctx)
+        if document_path is not None:
+            # By path: the document's room is opened if nobody has it open yet, as create_notebook_session does.
+            path, kind = await b.contents.require_document(document_path)
+            if kind == "notebook":
+                await b.rooms.notebook(path, actor)
+            else:
+                await b.rooms.text(path, actor)
+            presence = service().enter(actor, path, kind)
+            room = aw.room(b.rooms, presence.room_id) if presence is not None else None
+            if presence is None or room is None:
+                raise Unavailable(f"the live room of {path!r} closed while joining: retry")
+            return JoinResult(session_id=presence.room_id, document_path=path, participants=_participants(room))
+        assert session_id is not None
         room_id, _, room_path, room = open_session(session_id)
-        if service().join(b.actors.of(ctx), room_id) is None:
+        if service().join(actor, room_id) is None:
             raise Unavailable(f"session {session_id!r} closed while joining: get_active_sessions lists open ones")
         return JoinResult(session_id=room_id, document_path=room_path, participants=_participants(room))
 
-    async def leave_session(ctx: Context, session_id: SessionId) -> OkResult:
+    async def leave_session(ctx: Context, session_id: SessionId = None, document_path: SessionPath = None) -> OkResult:
         """Leave a collaboration session: the agent leaves its collaborators until it acts there again."""
+        one_of(session_id, document_path)
         presence = service()
         actor = b.actors.of(ctx)
+        if document_path is not None:
+            path, kind = await b.contents.require_document(document_path)
+            room_id = b.rooms.room_id(path, kind, create_id=False)
+            if room_id is not None and presence.leave(actor, room_id):
+                return OkResult(ok=True)
+            return OkResult(ok=True, detail="this agent was not in that document's session")
+        assert session_id is not None
         if presence.leave(actor, session_id):
             return OkResult(ok=True)
         open_session(session_id)  # unknown sessions are an error; known ones the agent was not in are not

@@ -85,6 +85,9 @@ def document_tools(b: Backends) -> list[ToolSpec]:
             str | None, Field(description="file, markdown, notebook or directory; default: file (.ipynb: notebook).")
         ] = None,
         content: Annotated[str, Field(description="Initial text (notebook: a first markdown cell).")] = "",
+        kernel_name: Annotated[
+            str | None, Field(description="Notebook's kernel (list_kernelspecs); default: the server's.")
+        ] = None,
     ) -> CreatedDocument:
         """Create a file, notebook or directory; never overwrites."""
         if type is not None and type not in ("file", "markdown", "notebook", "directory"):
@@ -93,7 +96,12 @@ def document_tools(b: Backends) -> list[ToolSpec]:
             type = "notebook"  # a .ipynb holding plain text would be a broken notebook
         type = type or "file"
         kind = "file" if type == "markdown" else type
-        created = await contents.create(path, kind, content)
+        metadata = None
+        if kind == "notebook":  # a full kernelspec: JupyterLab then starts that kernel without asking
+            metadata = (await b.kernels.kernelspec(kernel_name)).metadata()
+        elif kernel_name is not None:
+            raise InvalidArgument(f"kernel_name is for notebooks; {path!r} would be a {type}: leave it out")
+        created = await contents.create(path, kind, content, metadata=metadata)
         return CreatedDocument(path=created, type=type, created=True)  # type: ignore[arg-type]
 
     async def rename_document(

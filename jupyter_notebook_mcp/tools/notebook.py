@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import posixpath
 import re
 from typing import Annotated
@@ -10,7 +11,7 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from ..contents import Entry, matcher
-from ..errors import InvalidArgument
+from ..errors import InvalidArgument, NotFound
 from ..models import (
     Cell,
     Collaboration,
@@ -28,6 +29,7 @@ from ..models import (
 )
 from ..render import CUT_MARKER, cut, render_outputs
 from ..rooms import CellData
+from ..rooms.notebook import search_snapshot
 from .params import (
     CollaborationState,
     EndIndex,
@@ -172,7 +174,8 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
         view = await b.rooms.notebook(path)
         counts = view.counts()
         cell_count = view.cell_count
-        nbformat = str(view.notebook_metadata()["nbformat"])
+        metadata = view.notebook_metadata()
+        spec = metadata.get("kernelspec")
         kernel = await b.kernels.kernel_for(path)
         return NotebookInfo(
             path=path,
@@ -182,7 +185,8 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
             markdown_count=counts.get("markdown", 0),
             raw_count=counts.get("raw", 0),
             executed_count=counts.get("executed", 0),
-            nbformat=nbformat,
+            nbformat=str(metadata["nbformat"]),
+            kernelspec=str(spec.get("name") or "") or None if isinstance(spec, dict) else None,
             kernel=KernelInfo(name=kernel.name, id=kernel.id, state=kernel.state) if kernel else None,
             last_modified=await b.contents.last_modified(path),
             collaborators=b.rooms.collaborators(path, "notebook"),
@@ -207,19 +211,52 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
             raise InvalidArgument(f"cell_type {cell_type!r} is not one of code, markdown, raw")
         pattern = compile_query(query, regex, case_sensitive)
         path = await b.contents.require(path, "notebook")
-        view = await b.rooms.notebook(path)
-        found, truncated = view.search(pattern, cell_type, max_results)
+        snapshot = (await b.rooms.notebook(path)).snapshot()
+        # Parsing and scanning a big notebook takes long: a worker thread does it on the snapshot.
+        found, truncated = await asyncio.to_thread(search_snapshot, snapshot, pattern, cell_type, max_results)
         matches = [
             SearchMatch(cell_id=m.cell_id, index=m.index, line=m.line, column=m.column, text=m.text) for m in found
         ]
         return SearchResult(matches=matches, truncated=truncated)
 
-    async def save_notebook(ctx: Context, path: NotebookPath) -> SaveResult:
-        """Write the notebook's live content to disk now."""
+    async def save_notebook(
+        ctx: Context,
+        path: NotebookPath,
+        new_path: Annotated[str | None, Field(description="Also copy to this new .ipynb (never overwrites).")] = None,
+    ) -> SaveResult:
+        """Write the notebook's live content to disk now; new_path also saves it as a new notebook."""
         path = await b.contents.require(path, "notebook")
+        target = None
+        if new_path is not None:
+            # Every check before anything is written: a refused save-as leaves no file and saves nothing.
+            target = b.contents.normalize(new_path)
+            if not target.endswith(".ipynb"):
+                raise InvalidArgument(f"new_path {target!r} must end in .ipynb: it is saved as a notebook")
+            if await b.contents.kind(target, normalized=True) is not None:
+                raise InvalidArgument(f"{target!r} already exists: save_notebook never overwrites; give a new new_path")
+            parent = posixpath.dirname(target)
+            found = await b.contents.kind(parent, normalized=True) if parent else "directory"
+            if found is None:
+                raise NotFound(
+                    f"directory {parent!r} does not exist: create it first (create_document type 'directory')"
+                )
+            if found != "directory":
+                raise InvalidArgument(f"{parent!r} is a {found}, not a directory: give a path inside a directory")
         await b.rooms.notebook(path)
         saved = await b.rooms.save(path, "notebook")
-        return SaveResult(path=path, saved=saved, last_modified=await b.contents.last_modified(path))
+        last_modified = await b.contents.last_modified(path)
+        if target is None:
+            return SaveResult(path=path, saved=saved, last_modified=last_modified)
+        # The file now holds the live content (saved through the room), so the contents manager's copy of it is
+        # the live notebook; the copy refuses an existing target and removes what a failed copy left behind.
+        await b.contents.copy(path, target)
+        return SaveResult(
+            path=path,
+            saved=saved,
+            last_modified=last_modified,
+            new_path=target,
+            new_last_modified=await b.contents.last_modified(target),
+        )
 
     return [
         ToolSpec(list_notebooks, "notebook", "List notebooks", READ, read_only=True),

@@ -1,0 +1,85 @@
+"""The cell index follows inserts, deletes, moves, type changes and runs (ours and remote ones) without
+rebuilding per lookup: positions and counts stay exact."""
+
+from __future__ import annotations
+
+import random
+
+import pycrdt
+
+from jupyter_notebook_mcp.rooms.cellindex import CellIndex
+
+
+def cell(cell_id: str, kind: str = "code", ran: bool = False) -> pycrdt.Map:  # type: ignore[type-arg]
+    return pycrdt.Map(
+        {"id": cell_id, "cell_type": kind, "source": pycrdt.Text(cell_id), "execution_count": 1 if ran else None}
+    )
+
+
+def test_positions_stay_exact_through_random_structure_changes() -> None:
+    rng = random.Random(7)
+    doc = pycrdt.Doc()
+    cells = doc.get("cells", type=pycrdt.Array)
+    truth = [f"c{i}" for i in range(300)]
+    with doc.transaction():
+        cells.extend([cell(c) for c in truth])
+    remote = pycrdt.Doc()
+    remote.apply_update(doc.get_update())
+    remote_cells = remote.get("cells", type=pycrdt.Array)
+    index = CellIndex(cells)
+    assert index.position("c150") == 150
+    rebuilds = 0
+    original = index._rebuild
+
+    def counted() -> None:
+        nonlocal rebuilds
+        rebuilds += 1
+        original()
+
+    index._rebuild = counted  # type: ignore[method-assign]
+    fresh = 0
+    kinds = dict.fromkeys(truth, "code")
+    ran: set[str] = set()
+    for step in range(400):
+        op = rng.choice(["insert", "delete", "move", "remote", "retype", "run"])
+        if op == "insert":
+            at = rng.randrange(len(truth) + 1)
+            fresh += 1
+            truth.insert(at, f"n{fresh}")
+            kinds[f"n{fresh}"] = "code"
+            cells.insert(at, cell(f"n{fresh}"))
+        elif op == "delete" and truth:
+            at = rng.randrange(len(truth))
+            del truth[at]
+            del cells[at]
+        elif op == "move" and truth:
+            at, to = rng.randrange(len(truth)), rng.randrange(len(truth))
+            moved = truth.pop(at)
+            truth.insert(to, moved)
+            with doc.transaction():
+                del cells[at]
+                cells.insert(to, cell(moved, kinds[moved], moved in ran))
+        elif op == "retype" and truth:
+            at = rng.randrange(len(truth))
+            kinds[truth[at]] = rng.choice(["code", "markdown", "raw"])
+            cells[at]["cell_type"] = kinds[truth[at]]
+        elif op == "run" and truth:
+            at = rng.randrange(len(truth))
+            ran.symmetric_difference_update({truth[at]})
+            cells[at]["execution_count"] = 3 if truth[at] in ran else None
+        else:  # a collaborator's insert arrives as an update
+            remote.apply_update(doc.get_update(remote.get_state()))
+            at = rng.randrange(len(truth) + 1)
+            fresh += 1
+            truth.insert(at, f"r{fresh}")
+            kinds[f"r{fresh}"] = "code"
+            remote_cells.insert(at, cell(f"r{fresh}"))
+            doc.apply_update(remote.get_update(doc.get_state()))
+        for probe in rng.sample(truth, min(5, len(truth))):
+            assert index.position(probe) == truth.index(probe), (step, op, probe)
+        assert index.position("gone-or-never") is None
+        expected = {k: sum(1 for c in truth if kinds[c] == k) for k in ("code", "markdown", "raw")}
+        assert index.counts() == {**expected, "executed": sum(1 for c in truth if c in ran)}, (step, op)
+    assert index.ids == truth
+    assert rebuilds == 0  # every lookup was answered from the maintained list, never by a rebuild
+    index.close()
