@@ -243,6 +243,7 @@ class JupyterNotebookMCP(Limits, ExtensionApp):
             contents,
             interval=self.notification_interval,
             per_session=self.max_subscriptions_per_session,
+            streams_per_principal=self.max_listen_streams_per_principal,
         )
         if self.serverapp.event_logger is not None:
             self.serverapp.event_logger.add_listener(

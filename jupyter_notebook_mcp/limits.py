@@ -63,7 +63,14 @@ class Limits(Configurable):
 
     max_subscriptions_per_session = Int(
         100,
-        help="""Resource subscriptions one MCP session may hold at once. Default: 100.""",
+        help="""Resource subscriptions one MCP session (or one 2026-07-28 subscriptions/listen stream) may
+        hold at once. Default: 100.""",
+    ).tag(config=True)
+
+    max_listen_streams_per_principal = Int(
+        16,
+        help="""subscriptions/listen streams (2026-07-28) one credential may hold open at once; one more is
+        refused with an error. Default: 16.""",
     ).tag(config=True)
 
     max_history_updates = Int(

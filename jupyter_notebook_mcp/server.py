@@ -10,7 +10,24 @@ from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams
+from mcp.shared.subscriptions import (
+    SUBSCRIPTION_ID_META_KEY,
+    ResourcesListChanged,
+    ResourceUpdated,
+    event_to_notification,
+)
+from mcp_types import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    EmptyResult,
+    SubscribeRequestParams,
+    SubscriptionFilter,
+    SubscriptionsAcknowledgedNotification,
+    SubscriptionsAcknowledgedNotificationParams,
+    SubscriptionsListenRequestParams,
+    SubscriptionsListenResult,
+    UnsubscribeRequestParams,
+)
 from mcp_types import Tool as MCPTool
 
 from ._version import __version__
@@ -19,7 +36,7 @@ from .event_store import MemoryEventStore
 from .prompts import register_prompts
 from .resources import register_resources
 from .sessions import ScopedSessionManager
-from .subscriptions import SubscriptionManager
+from .subscriptions import ListenStream, SubscriptionManager
 from .tools.arguments import StrictArguments, close
 from .tools.awareness import awareness_tools
 from .tools.documents import document_tools
@@ -32,6 +49,7 @@ from .tools.notebook_edit import notebook_edit_tools
 from .tools.registry import READ, Backends, ToolSpec, authorize_request, register
 from .tools.testing import conformance_tools
 from .tools.text import text_tools
+from .tools.variables import variable_tools
 
 INSTRUCTIONS = """\
 You are connected to a live Jupyter server. Paths are relative to the Jupyter root and use '/'.
@@ -83,11 +101,13 @@ def tool_specs(backends: Backends) -> list[ToolSpec]:
         *history_tools(backends),
         *fork_tools(backends),
         *awareness_tools(backends),
+        *variable_tools(backends),
     ]
 
 
 def register_subscriptions(server: MCPServer, manager: SubscriptionManager) -> None:
-    """Serve ``resources/subscribe`` and ``resources/unsubscribe`` (the SDK then advertises the capability)."""
+    """Serve ``resources/subscribe`` and ``resources/unsubscribe`` (2025-11-25 and before) and
+    ``subscriptions/listen`` (2026-07-28); the SDK then advertises the capability in each era."""
     lowlevel = server._lowlevel_server
 
     async def subscribe(ctx: Any, params: SubscribeRequestParams) -> EmptyResult:
@@ -105,6 +125,9 @@ def register_subscriptions(server: MCPServer, manager: SubscriptionManager) -> N
 
     lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, subscribe)
     lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)
+    # Replaces MCPServer's own listen handler, which would honor any URI and deliver only what the SDK's
+    # bus is told (nothing here): ours watches the documents, with the same authorization and bounds.
+    lowlevel.add_request_handler("subscriptions/listen", SubscriptionsListenRequestParams, listen_handler(manager))
 
     # Advertise resources.listChanged in the handshake: the SDK's runner builds the initialize result
     # from create_initialization_options() with default notification options (all off).
@@ -114,6 +137,60 @@ def register_subscriptions(server: MCPServer, manager: SubscriptionManager) -> N
         return original(notification_options or NotificationOptions(resources_changed=True), *args, **kwargs)
 
     lowlevel.create_initialization_options = initialization_options  # type: ignore[method-assign]
+
+
+def listen_handler(manager: SubscriptionManager) -> Any:
+    """Serve the 2026-07-28 ``subscriptions/listen``: one request is one stream of change notifications.
+
+    The acknowledgement comes first and names what is honored (URIs of resources that exist); then every
+    notification due to the stream, stamped with the listen request's id, goes out on that request's own
+    response stream (the stateless era has no other channel) until the client closes it, which cancels
+    this handler and releases the stream's subscriptions, or the server ends it with the final result.
+    """
+
+    async def listen(ctx: Any, params: SubscriptionsListenRequestParams) -> SubscriptionsListenResult:
+        request_id = ctx.request_id
+        if request_id is None:
+            raise MCPError(INVALID_REQUEST, "subscriptions/listen requires a request id")
+        meta: dict[str, Any] = {SUBSCRIPTION_ID_META_KEY: request_id}
+        wanted = params.notifications
+        stream = ListenStream(principal=_principal(ctx.request))
+        try:
+            await authorize_request(ctx.request, *READ)
+            uris = await manager.listen(
+                stream, wanted.resource_subscriptions or [], list_changed=bool(wanted.resources_list_changed)
+            )
+        except NotebookMCPError as exc:
+            raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
+        try:
+            honored = SubscriptionFilter(
+                tools_list_changed=True if wanted.tools_list_changed else None,  # fixed lists: they never fire
+                prompts_list_changed=True if wanted.prompts_list_changed else None,
+                resources_list_changed=True if wanted.resources_list_changed else None,
+                resource_subscriptions=uris or None,
+            )
+            ack = SubscriptionsAcknowledgedNotificationParams(notifications=honored, _meta=meta)
+            await ctx.session.send_notification(
+                SubscriptionsAcknowledgedNotification(params=ack), related_request_id=request_id
+            )
+            while (events := await stream.next()) is not None:
+                for kind, uri in events:
+                    event = ResourceUpdated(uri=uri) if kind == "updated" else ResourcesListChanged()
+                    await ctx.session.send_notification(
+                        event_to_notification(event, meta), related_request_id=request_id
+                    )
+        finally:
+            stream.close()
+            manager.release(id(stream))
+        return SubscriptionsListenResult(_meta=meta)
+
+    return listen
+
+
+def _principal(request: Any) -> str:
+    """The credential fingerprint the endpoint gave the SDK as the request's user (listen streams count by it)."""
+    user = getattr(request, "scope", {}).get("user") if request is not None else None
+    return str(getattr(getattr(user, "access_token", None), "client_id", "") or "")
 
 
 def build_session_manager(

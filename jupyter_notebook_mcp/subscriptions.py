@@ -14,7 +14,14 @@ other; an observer attached any later would miss it. A check once per interval f
 Subscriptions are bounded per session and released when the session ends.
 
 Sessions holding any subscription (``notebook://list`` included) also get
-``notifications/resources/list_changed`` when files are created, renamed, copied or deleted.
+``notifications/resources/list_changed`` when files are created, renamed, copied or deleted, and a
+subscription to ``notebook://list`` gets ``notifications/resources/updated`` for it then.
+
+The 2026-07-28 protocol has no sessions and no ``resources/subscribe``: a client opens a
+``subscriptions/listen`` stream naming the URIs it wants (and whether it wants list changes). Each stream
+is a subscriber like a session — the same watchers, bounds and coalescing — whose notifications wait in a
+:class:`ListenStream` for the request that holds the stream open to send them; it is released when that
+request ends. This module knows no MCP types: the server turns what a stream yields into notifications.
 """
 
 from __future__ import annotations
@@ -24,9 +31,10 @@ import contextlib
 import json
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from .contents import ContentsAdapter
 from .errors import InvalidArgument, NotebookMCPError, NotFound
@@ -54,31 +62,99 @@ class _Watched:
             self.wake()
 
 
-def parse_uri(uri: str) -> tuple[str, str, str | None]:
-    """(kind, path, cell_id) of a subscribable resource URI; kind "list" for ``notebook://list``."""
+@dataclass(frozen=True)
+class ResourceRef:
+    """What a resource URI names: ``kind`` "list" (``notebook://list``), "notebook" or "file" (a text document)."""
+
+    kind: str
+    path: str = ""
+    view: str = ""  # a notebook's view: "" (Markdown), "json" or "cells"
+    cell_id: str | None = None
+    prefix: str = ""  # notebook://list?prefix=
+
+
+def parse_uri(uri: str) -> ResourceRef | None:
+    """The resource a ``notebook://`` or ``document://`` URI names (paths percent-decoded), or None."""
     parts = urlsplit(uri)
     segments = parts.path.split("/")
     if parts.scheme == "notebook" and parts.netloc == "list" and parts.path in ("", "/"):
-        return "list", "", None
+        prefix = parse_qs(parts.query, keep_blank_values=True).get("prefix", [""])[0]
+        return ResourceRef("list", prefix=prefix)
     if parts.scheme == "document" and parts.netloc and parts.path in ("", "/"):
-        return "file", unquote(parts.netloc), None
+        return ResourceRef("file", unquote(parts.netloc))
     if parts.scheme == "notebook" and parts.netloc and parts.netloc != "list":
         path = unquote(parts.netloc)
-        if parts.path in ("", "/json", "/cells"):
-            return "notebook", path, None
+        if parts.path in ("", "/", "/json", "/cells"):
+            return ResourceRef("notebook", path, view=parts.path.strip("/"))
         if len(segments) == 3 and segments[1] == "cells" and segments[2]:
-            return "notebook", path, unquote(segments[2])
-    raise InvalidArgument(f"cannot subscribe to {uri!r}: subscribe to a notebook:// or document:// resource URI")
+            return ResourceRef("notebook", path, view="cells", cell_id=unquote(segments[2]))
+    return None
+
+
+@dataclass
+class _Subscriber:
+    """A legacy session or a listen stream, and what it subscribed to."""
+
+    notifier: Any  # has send_resource_updated(uri) and send_resource_list_changed()
+    uris: set[str] = field(default_factory=set)
+    lists: bool = True  # gets list_changed (a session: while it holds any subscription)
+    stream: bool = False  # a listen stream: registered until it ends, even with no URI
+    principal: str = ""
+
+
+class ListenStream:
+    """The notifications due to one ``subscriptions/listen`` stream, deduplicated (each is a level trigger:
+    "this changed, read it again"), so they are bounded by its subscriptions however slowly it is read."""
+
+    def __init__(self, principal: str = "") -> None:
+        self.principal = principal
+        self._pending: dict[tuple[str, str], None] = {}
+        self._wake = asyncio.Event()
+        self.closed = False
+
+    async def send_resource_updated(self, uri: str) -> None:
+        self._put(("updated", uri))
+
+    async def send_resource_list_changed(self) -> None:
+        self._put(("list_changed", ""))
+
+    def _put(self, event: tuple[str, str]) -> None:
+        if not self.closed:
+            self._pending[event] = None
+            self._wake.set()
+
+    def close(self) -> None:
+        """End the stream gracefully: what is pending is still yielded, then :meth:`next` returns None."""
+        self.closed = True
+        self._wake.set()
+
+    async def next(self) -> list[tuple[str, str]] | None:
+        """The events pending, ("updated", uri) or ("list_changed", ""), once there are some; None at the end."""
+        while not self._pending and not self.closed:
+            await self._wake.wait()
+            self._wake.clear()
+        events = list(self._pending)
+        self._pending.clear()
+        return events or None
 
 
 class SubscriptionManager:
-    def __init__(self, rooms: RoomsAdapter, contents: ContentsAdapter, *, interval: float, per_session: int) -> None:
+    def __init__(
+        self,
+        rooms: RoomsAdapter,
+        contents: ContentsAdapter,
+        *,
+        interval: float,
+        per_session: int,
+        streams_per_principal: int = 16,
+    ) -> None:
         self.rooms = rooms
         self.contents = contents
         self.interval = interval
         self.per_session = per_session
+        self.streams_per_principal = streams_per_principal
         self._watched: dict[tuple[str, str], _Watched] = {}
-        self._sessions: dict[int, tuple[Any, set[str]]] = {}  # key -> (notifier session, uris)
+        self._sessions: dict[int, _Subscriber] = {}  # key: id() of the session's connection, or of the stream
         self._task: asyncio.Task[None] | None = None
         self._wakeup = asyncio.Event()
         self._list_last = float("-inf")
@@ -89,32 +165,78 @@ class SubscriptionManager:
 
     @property
     def subscription_count(self) -> int:
-        return sum(len(uris) for _, uris in self._sessions.values())
+        return sum(len(entry.uris) for entry in self._sessions.values())
+
+    @property
+    def stream_count(self) -> int:
+        """Open ``subscriptions/listen`` streams."""
+        return sum(1 for entry in self._sessions.values() if entry.stream)
 
     async def subscribe(self, session: Any, connection: Any, uri: str) -> None:
-        kind, path, cell_id = parse_uri(uri)
-        if kind != "list":
-            path = await self.contents.require(path, kind)
+        """``resources/subscribe`` of a session (2025-11-25 and before)."""
+        ref, path = await self._resolve(uri)
         key = id(connection)
         if key not in self._sessions:
-            self._sessions[key] = (session, set())
+            self._sessions[key] = _Subscriber(session)
             # The session's end (DELETE, idle timeout, shutdown) releases everything it subscribed to.
             connection.exit_stack.callback(self.release, key)
-        _, uris = self._sessions[key]
-        if uri not in uris and len(uris) >= self.per_session:
+        await self._add(key, uri, ref, path)
+
+    async def listen(self, stream: ListenStream, uris: Sequence[str], *, list_changed: bool) -> list[str]:
+        """Subscribe a ``subscriptions/listen`` stream; returns the URIs honored (those that name a resource
+        that exists: the acknowledgement tells the client). :meth:`release` it when the stream ends."""
+        wanted = list(dict.fromkeys(uris))
+        if len(wanted) > self.per_session:
+            raise InvalidArgument(
+                f"{len(wanted)} resource subscriptions on one listen stream: at most {self.per_session}"
+            )
+        held = sum(1 for e in self._sessions.values() if e.stream and e.principal == stream.principal)
+        if held >= self.streams_per_principal:
+            raise InvalidArgument(f"this credential already has {held} listen streams open (the limit): end one first")
+        key = id(stream)
+        self._sessions[key] = _Subscriber(stream, lists=list_changed, stream=True, principal=stream.principal)
+        honored = []
+        try:
+            for uri in wanted:
+                try:
+                    ref, path = await self._resolve(uri)
+                    await self._add(key, uri, ref, path)
+                except NotebookMCPError as exc:
+                    log.debug("listen stream: not honoring %r: %s", uri, exc)
+                    continue
+                honored.append(uri)
+        except BaseException:
+            self.release(key)
+            raise
+        self._ensure_running()
+        return honored
+
+    async def _resolve(self, uri: str) -> tuple[ResourceRef, str]:
+        ref = parse_uri(uri)
+        if ref is None:
+            raise InvalidArgument(
+                f"cannot subscribe to {uri!r}: subscribe to a notebook:// or document:// resource URI"
+            )
+        return ref, ref.path if ref.kind == "list" else await self.contents.require(ref.path, ref.kind)
+
+    async def _add(self, key: int, uri: str, ref: ResourceRef, path: str) -> None:
+        entry = self._sessions[key]
+        if uri not in entry.uris and len(entry.uris) >= self.per_session:
             raise InvalidArgument(f"this session already has {self.per_session} subscriptions: unsubscribe some first")
-        if cell_id is not None:
+        if ref.cell_id is not None:
             view = await self.rooms.notebook(path)
-            view.resolve(cell_id=cell_id)  # the cell must exist now
-        uris.add(uri)
-        if kind == "list":  # no document to watch: list_changed comes from contents events
+            view.resolve(cell_id=ref.cell_id)  # the cell must exist now
+            if self._sessions.get(key) is not entry:
+                return  # the session or stream ended meanwhile
+        entry.uris.add(uri)
+        if ref.kind == "list":  # no document to watch: list_changed comes from contents events
             self._ensure_running()
             return
         self._openings.start()  # before looking for the room: one opening now is seen either way
-        watched = self._watched.setdefault((kind, path), _Watched(kind, path, wake=self._wakeup.set))
+        watched = self._watched.setdefault((ref.kind, path), _Watched(ref.kind, path, wake=self._wakeup.set))
         watched.uris.setdefault(uri, set()).add(key)
-        if cell_id is not None and cell_id not in watched.cell_hashes:
-            watched.cell_hashes[cell_id] = await self._cell_hash(path, cell_id)
+        if ref.cell_id is not None and ref.cell_id not in watched.cell_hashes:
+            watched.cell_hashes[ref.cell_id] = await self._cell_hash(path, ref.cell_id)
         self._attach(watched)
         self._ensure_running()
 
@@ -141,18 +263,18 @@ class SubscriptionManager:
         key = id(connection)
         entry = self._sessions.get(key)
         if entry is not None:
-            entry[1].discard(uri)
+            entry.uris.discard(uri)
         self._drop(key, uri)
 
     def release(self, key: int) -> None:
-        """Forget every subscription of a session that ended."""
+        """Forget every subscription of a session or listen stream that ended."""
         entry = self._sessions.pop(key, None)
-        for uri in list(entry[1]) if entry is not None else []:
+        for uri in list(entry.uris) if entry is not None else []:
             self._drop(key, uri)
 
     def _drop(self, key: int, uri: str) -> None:
         entry = self._sessions.get(key)
-        if entry is not None and not entry[1]:
+        if entry is not None and not entry.uris and not entry.stream:
             del self._sessions[key]  # nothing subscribed any more: no list_changed either
         for doc_key, watched in list(self._watched.items()):
             holders = watched.uris.get(uri)
@@ -172,6 +294,9 @@ class SubscriptionManager:
                 await self._task
         for watched in self._watched.values():
             self._detach(watched)
+        for entry in self._sessions.values():
+            if entry.stream:
+                entry.notifier.close()  # its request sends the stream's final result
         self._watched.clear()
         self._sessions.clear()
 
@@ -215,9 +340,12 @@ class SubscriptionManager:
                     self._attach(watched)
             if self._list_dirty and now - self._list_last >= self.interval:
                 self._list_dirty, self._list_last = False, now
-                for session, _ in list(self._sessions.values()):
-                    with contextlib.suppress(Exception):
-                        await session.send_resource_list_changed()
+                for entry in list(self._sessions.values()):
+                    with contextlib.suppress(Exception):  # a session going away must not stop the others
+                        if entry.lists:
+                            await entry.notifier.send_resource_list_changed()
+                        for uri in [u for u in entry.uris if u.startswith("notebook://list")]:
+                            await entry.notifier.send_resource_updated(uri)
             for watched in list(self._watched.values()):
                 if watched.dirty and now - watched.last_sent >= self.interval:
                     watched.last_sent = now
@@ -237,7 +365,8 @@ class SubscriptionManager:
     async def _tick(self, watched: _Watched) -> None:
         watched.dirty = False
         for uri, holders in list(watched.uris.items()):
-            _, _, cell_id = parse_uri(uri)
+            ref = parse_uri(uri)
+            cell_id = ref.cell_id if ref is not None else None
             if cell_id is not None:
                 digest = await self._cell_hash(watched.path, cell_id)
                 if digest == watched.cell_hashes.get(cell_id):
@@ -247,7 +376,7 @@ class SubscriptionManager:
                 entry = self._sessions.get(key)
                 if entry is not None:
                     with contextlib.suppress(Exception):  # a session going away must not stop the others
-                        await entry[0].send_resource_updated(uri)
+                        await entry.notifier.send_resource_updated(uri)
 
     async def _cell_hash(self, path: str, cell_id: str) -> str:
         try:

@@ -40,8 +40,12 @@ async def test_tools_carry_schemas_and_annotations(mcp_client: Any) -> None:
         assert tool.description and len(tool.description) > 20, name
         assert tool.annotations is not None
         assert tool.annotations.read_only_hint is True
-        assert tool.annotations.destructive_hint is False
-        assert tool.annotations.idempotent_hint is True
+        # Meaningful only for tools that write (MCP spec): left out of read-only ones to save list bytes.
+        assert tool.annotations.destructive_hint is None
+        assert tool.annotations.idempotent_hint is None
+        assert tool.annotations.open_world_hint is False
+    assert tools["save_notebook"].annotations.destructive_hint is False
+    assert tools["delete_document"].annotations.destructive_hint is None  # the spec's default: destructive
     assert "path_filter" in tools["list_documents"].input_schema["properties"]
     assert "ctx" not in tools["list_documents"].input_schema["properties"]
 

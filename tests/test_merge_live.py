@@ -344,7 +344,7 @@ async def test_a_cut_read_is_flagged_and_cannot_be_written_back_whole(mcp_client
 async def test_resources_give_each_cell_its_revision(mcp_client: Any, make_notebook: Any) -> None:
     path = make_notebook("res.ipynb", [{"id": "c0", "cell_type": "code", "source": "a = 1"}])
     async with mcp_client() as client:
-        cell = json.loads((await within(client.read_resource(f"notebook://{path}/cells/c0"))).contents[0].text)
+        cell = (await within(client.read_resource(f"notebook://{path}/cells/c0"))).contents[0].meta
         listing = json.loads((await within(client.read_resource(f"notebook://{path}/cells"))).contents[0].text)
         assert (
             cell["revision"]

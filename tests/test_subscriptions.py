@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from .conftest import call_tool, within
+from .conftest import call_tool, until, within
 
 pytestmark = [
     pytest.mark.usefixtures("jp_serverapp"),
@@ -282,3 +282,72 @@ class TestRoomsComeAndGo:
                 while extension.rooms.info(path, "notebook") is not None:  # the idle room we opened closes
                     assert time.perf_counter() < deadline, "the idle room was never closed"
                     await asyncio.sleep(0.05)
+
+
+# -- 2026-07-28: subscriptions/listen ------------------------------------------------------------------------
+
+
+async def next_event(subscription: Any, limit: float = 5.0) -> Any:
+    return await within(subscription.__anext__(), limit)
+
+
+async def updates_of(subscription: Any, *uris: str) -> None:
+    """Until the stream brought an update of each of ``uris`` (whatever else it brings)."""
+    seen: set[str] = set()
+    while not set(uris) <= seen:
+        seen.add(getattr(await next_event(subscription), "uri", ""))
+
+
+async def test_a_listen_stream_gets_a_persons_edit(
+    mcp_client: Any, make_notebook: Any, collaborator: Any, extension: Any, jp_root_dir: Any
+) -> None:
+    path = make_notebook("listen.ipynb", FIVE)
+    (jp_root_dir / "notes.md").write_text("hello")
+    uris = [f"notebook://{path}", f"notebook://{path}/cells/c2", "document://notes.md"]
+    async with collaborator(path) as human, mcp_client(mode="2026-07-28") as client:
+        async with client.listen(resource_subscriptions=[*uris, "notebook://missing.ipynb"]) as subscription:
+            assert subscription.honored.resource_subscriptions == uris, "a missing notebook is not honored"
+            assert extension.subscriptions.subscription_count == 3
+            human.type_into(2, 0, "# by a person\n")
+            await updates_of(subscription, *uris[:2])
+            async with collaborator("notes.md", kind="file") as writer:
+                writer.type_text(5, " world")
+                await updates_of(subscription, "document://notes.md")
+        # the client ended the stream: its subscriptions are released
+        await until(lambda: extension.subscriptions.subscription_count == 0, what="the stream's release")
+        assert extension.subscriptions.stream_count == 0
+
+
+async def test_a_listen_stream_gets_list_changes_only_when_asked(mcp_client: Any, extension: Any) -> None:
+    async with (
+        mcp_client(mode="2026-07-28") as client,
+        client.listen(resources_list_changed=True) as lists,
+        client.listen(resource_subscriptions=["notebook://list"]) as listing,
+    ):
+        assert extension.subscriptions.stream_count == 2
+        await call_tool(client, "create_document", path="fresh.ipynb", type="notebook")
+        assert type(await next_event(lists)).__name__ == "ResourcesListChanged"
+        assert (await next_event(listing)).uri == "notebook://list"  # not the list_changed it did not ask for
+    await until(lambda: extension.subscriptions.stream_count == 0, what="the streams' release")
+
+
+async def test_a_listen_stream_is_bounded(mcp_client: Any, make_notebook: Any, extension: Any) -> None:
+    path = make_notebook("bounded.ipynb", FIVE)
+    extension.subscriptions.per_session = 2
+    async with mcp_client(mode="2026-07-28") as client:
+        with pytest.raises(MCPError) as failure:
+            async with client.listen(resource_subscriptions=[f"notebook://{path}", f"notebook://{path}/json", "x:y"]):
+                pass
+        assert "at most 2" in failure.value.message
+        assert extension.subscriptions.subscription_count == 0
+
+
+async def test_the_server_ends_listen_streams_gracefully(mcp_client: Any, make_notebook: Any, extension: Any) -> None:
+    path = make_notebook("ending.ipynb", FIVE)
+    async with (
+        mcp_client(mode="2026-07-28") as client,
+        client.listen(resource_subscriptions=[f"notebook://{path}"]) as subscription,
+    ):
+        await extension.subscriptions.close()
+        with pytest.raises(StopAsyncIteration):
+            await next_event(subscription)

@@ -302,7 +302,7 @@ class NotebookView:
 
     def move(self, index: int, to_index: int) -> str:
         to_index = self.check_index(to_index)
-        cell = self._cells[index].to_py() or {}
+        cell = self._live(index).to_py() or {}
         cell.pop("execution_state", None)
         if index == to_index:
             return str(cell.get("id", ""))
@@ -351,7 +351,7 @@ class NotebookView:
                     ycell["execution_count"] = None
 
     def _retype(self, index: int, cell_type: str, source: str) -> Any:
-        old = self._cells[index].to_py() or {}
+        old = self._live(index).to_py() or {}
         cell = _nbformat_cell(cell_type, source, dict(old.get("metadata") or {}))
         cell["id"] = old.get("id")
         if cell_type == "code" and old.get("cell_type") == "code":

@@ -78,13 +78,15 @@ class ToolSpec:
     def annotations(self) -> ToolAnnotations:
         """The MCP hints, each left out where it equals the spec's default (same meaning, fewer bytes listed).
 
-        The defaults: not read-only, destructive, not idempotent, open world. Read-only tools still say they
-        are not destructive and idempotent. No ``title`` here: the tool's own title says it.
+        The defaults: not read-only, destructive, not idempotent, open world. The destructive and idempotent
+        hints mean something only when a tool is not read-only (MCP spec, ``ToolAnnotations``), so read-only
+        tools leave them out. No ``title`` here: the tool's own title says it.
         """
+        writes = not self.read_only
         return ToolAnnotations(
             read_only_hint=True if self.read_only else None,
-            destructive_hint=False if not self.destructive else None,
-            idempotent_hint=True if self.idempotent else None,
+            destructive_hint=False if writes and not self.destructive else None,
+            idempotent_hint=True if writes and self.idempotent else None,
             open_world_hint=False,
         )
 
