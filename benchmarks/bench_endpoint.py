@@ -11,6 +11,8 @@ also a subprocess). Measures, with the SDK client after a warm-up:
   servers are measured taking turns call by call so that drift on a noisy machine hits both alike;
 - server start: spawn until GET /api/status answers, extension enabled vs disabled (median of N);
 - idle memory: VmRSS after start + one MCP session + 1 s settle, enabled vs disabled (median of N);
+- the floor: the cheap call against an MCP ``ping`` on the same session (SDK and raw HTTP), and against the
+  native twin (targets: <= 1.6x ping, <= 1.3x native);
 - tools/list size: bytes of the result as sent (compact JSON) and estimated tokens (bytes / 4), by
   default and with ``--JupyterNotebookMCP.output_schemas=True``;
 - first call of a fresh client: a new Python process imports the SDK, connects and calls one tool
@@ -71,6 +73,8 @@ TARGETS = {  # figure -> (limit, unit)
     "idle_memory_added_mb": (50.0, "MB"),
     "tools_list_bytes": (30000.0, "B"),
     "first_call_fresh_ms": (300.0, "ms"),
+    "native_ratio": (1.3, "x"),
+    "ping_ratio": (1.6, "x"),
 }
 
 NOTEBOOK = {
@@ -132,6 +136,12 @@ async def cheap_call(client: Any) -> None:
         raise RuntimeError(f"document_exists failed: {result}")
 
 
+async def ping(client: Any) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the SDK flags ping as legacy-only, which this session is
+        await client.send_ping()
+
+
 async def list_tools(client: Any) -> None:
     result = await client.list_tools(cache_mode="bypass")  # a wire round trip every time
     if not result.tools:
@@ -167,11 +177,14 @@ async def latency(targets: dict[str, tuple[str, dict[str, str]]], iterations: in
                 client = await stack.enter_async_context(sdk_client(url, headers, mode))
                 ops[target][f"sdk {ERA[mode]} | cheap call"] = functools.partial(cheap_call, client)
                 ops[target][f"sdk {ERA[mode]} | tools/list"] = functools.partial(list_tools, client)
+                if mode == "legacy":  # ping is retired in 2026-07-28
+                    ops[target][f"sdk {ERA[mode]} | ping"] = functools.partial(ping, client)
             http = await stack.enter_async_context(_http(headers))
             raw = RawSession(http, url)
             await raw.open()
             ops[target]["raw http legacy | cheap call"] = functools.partial(raw.call, CHEAP[0], **CHEAP[1])
             ops[target]["raw http legacy | tools/list"] = functools.partial(raw.request, "tools/list", {})
+            ops[target]["raw http legacy | ping"] = functools.partial(raw.request, "ping", {})
 
         # Warm-up: lazy imports on the client side (the first call_tool costs ~1 s), first-use paths
         # on the servers, and httpx connection pools.
@@ -458,6 +471,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "bridge_overhead_ms": results["bridge"][cheap]["diff_ms"],
         "bridge_ratio": results["bridge"][cheap]["ratio"],
         "bridge_overhead_raw_http_ms": results["bridge"]["raw http legacy | cheap call"]["diff_ms"],
+        "native_ratio": results["bridge"][cheap]["ratio"],
+        "ping_ratio": jupyter[cheap]["p50"] / jupyter["sdk legacy 2025-11-25 | ping"]["p50"],
+        "ping_ratio_raw_http": jupyter["raw http legacy | cheap call"]["p50"]
+        / jupyter["raw http legacy | ping"]["p50"],
         "start_slowdown_s": sm["enabled"]["start_s"]["median"] - sm["disabled"]["start_s"]["median"],
         "idle_memory_added_mb": sm["enabled"]["rss_mb"]["median"] - sm["disabled"]["rss_mb"]["median"],
         "tools_list_bytes": results["lean"]["default"]["tools_list"]["bytes"],
@@ -472,6 +489,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "idle_memory_added_mb": "median VmRSS enabled - disabled",
         "tools_list_bytes": "default tools/list result, compact JSON",
         "first_call_fresh_ms": "slowest of the fresh-client first calls, medians",
+        "native_ratio": "cheap call, SDK legacy, Jupyter p50 / native uvicorn twin p50",
+        "ping_ratio": "cheap call / MCP ping on the same session, SDK legacy, Jupyter p50",
     }
     return results
 
