@@ -1,28 +1,46 @@
 """Pure functions turning nbformat outputs into what an agent can read.
 
 Agents read text: stream text and ``text/plain`` results as they are, errors as ``ename: evalue``
-plus the traceback without ANSI colour codes, HTML reduced to its text, images as a short marker
-(the bytes are useless as text and huge). Every text is cut at ``max_length`` characters with a
-marker that says how much was cut, so one chatty cell cannot flood the agent's context.
+plus the traceback without ANSI colour codes, images as a short marker (the bytes are useless as text
+and huge; tools return PNG/JPEG as MCP image content beside it, bounded by :class:`ImageLimits`). When
+``text/plain`` is only a repr (``<IPython.core.display.HTML object>``) or missing, the richest type reads
+instead: HTML reduced to its text (:mod:`.richtext`), Markdown and LaTeX as they are, JSON compact.
+Every text is cut at ``max_length`` characters with a marker that says how much was cut, so one chatty
+cell cannot flood the agent's context.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from html.parser import HTMLParser
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
+
+from .richtext import reduce_html
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/svg+xml")
-_BLOCK_TAGS = {"p", "div", "br", "tr", "li", "h1", "h2", "h3", "h4", "h5", "h6", "table", "pre"}
+#: What MCP clients show as image content: SVG (XML text) and GIF stay text markers.
+CONTENT_IMAGE_TYPES = ("image/png", "image/jpeg")
+#: A repr that says nothing: ``<IPython.core.display.HTML object>``, ``<function f at 0x7f...>``.
+_REPR = re.compile(r"<[^<>\n]* (?:object|at 0x[0-9a-fA-F]+)>")
+_REPR_MAX = 300
+#: HTML read per output: 16 characters per character of text wanted, from 16 KiB up to 32 KiB. The parser
+#: costs ~5 µs a tag: an output's reduction holds the event loop some 40 ms at worst (text-less tag soup).
+_HTML_PER_CHAR = 16
+_HTML_MIN = 1 << 14
+_HTML_MAX = 1 << 15
 
 
 def strip_ansi(text: str) -> str:
     return _ANSI.sub("", text)
 
 
-#: The marker :func:`cut` appends; a cell source sent back with it was written from a cut read.
-CUT_MARKER = re.compile(r"\n\[\.\.\. \d+ more characters cut\]")
+#: The markers :func:`cut` and a partly read HTML output end with; a cell source sent back with one was
+#: written from a cut read.
+CUT_MARKER = re.compile(r"\n\[\.\.\. \d+ more characters (?:cut|of HTML not read)\]")
 
 
 def cut(text: str, max_length: int) -> str:
@@ -32,83 +50,97 @@ def cut(text: str, max_length: int) -> str:
     return f"{text[:max_length]}\n[... {len(text) - max_length} more characters cut]"
 
 
-class _TextOnly(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.parts: list[str] = []
-        self._skip = 0
-
-    def handle_starttag(self, tag: str, attrs: Any) -> None:
-        if tag in ("script", "style"):
-            self._skip += 1
-        elif tag in _BLOCK_TAGS:
-            self.parts.append("\n")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("script", "style") and self._skip:
-            self._skip -= 1
-        elif tag in ("td", "th"):
-            self.parts.append("\t")
-
-    def handle_data(self, data: str) -> None:
-        if not self._skip:
-            self.parts.append(data)
-
-
-def html_to_text(html: str) -> str:
-    parser = _TextOnly()
-    parser.feed(html)
-    parser.close()
-    text = "".join(parser.parts)
-    return re.sub(r"\n{3,}", "\n\n", text).strip()
+def is_repr(text: str) -> bool:
+    """Whether a ``text/plain`` is only an object's default repr (its type and maybe its address)."""
+    text = text.strip()
+    return len(text) <= _REPR_MAX and _REPR.fullmatch(text) is not None
 
 
 def _joined(value: Any) -> str:
     return "".join(value) if isinstance(value, list) else str(value)
 
 
-def output_text(output: dict[str, Any]) -> tuple[str, str | None]:
-    """The readable text of one output and, for an image, its MIME type."""
+def _html(html: str, max_length: int | None) -> str:
+    """HTML's text, cut at ``max_length`` (None: what ``_HTML_MAX`` of HTML holds, for the caller to cut)."""
+    if max_length is None:
+        limit = 1 << 20
+        reduced = reduce_html(html, limit, _HTML_MAX)
+    else:
+        budget = min(max(_HTML_PER_CHAR * max_length, _HTML_MIN), _HTML_MAX)
+        reduced = reduce_html(html, max_length, budget)
+        limit = max_length
+    if not reduced.unread:
+        return reduced.text if max_length is None else cut(reduced.text, max_length)
+    return f"{reduced.text[:limit]}\n[... {reduced.unread} more characters of HTML not read]"
+
+
+def _rich(data: dict[str, Any], max_length: int | None) -> tuple[str, bool] | None:
+    """The text of the richest readable type, for an output whose ``text/plain`` says nothing, and
+    whether it is cut already (HTML is read only as far as needed)."""
+    if "text/markdown" in data:
+        return _joined(data["text/markdown"]), False
+    if "text/html" in data:
+        return _html(_joined(data["text/html"]), max_length), True
+    if "text/latex" in data:
+        return _joined(data["text/latex"]), False
+    if "application/json" in data:
+        value = data["application/json"]
+        if isinstance(value, str):
+            return value, False
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str), False
+    return None
+
+
+def output_text(output: dict[str, Any], max_length: int | None = None) -> tuple[str, str | None]:
+    """The readable text of one output and, for an image, its MIME type.
+
+    With ``max_length`` the text is cut; without, the caller cuts it.
+    """
+    text, mime, done = _text(output, max_length)
+    return (text if done or max_length is None else cut(text, max_length)), mime
+
+
+def _text(output: dict[str, Any], max_length: int | None) -> tuple[str, str | None, bool]:
     kind = output.get("output_type")
     if kind == "stream":
-        return strip_ansi(_joined(output.get("text", ""))), None
+        return strip_ansi(_joined(output.get("text", ""))), None, False
     if kind == "error":
         traceback = strip_ansi("\n".join(output.get("traceback") or []))
         head = f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
-        return (f"{head}\n{traceback}" if traceback else head), None
+        return (f"{head}\n{traceback}" if traceback else head), None, False
     data = output.get("data") or {}
+    plain = strip_ansi(_joined(data["text/plain"])) if "text/plain" in data else None
+    if plain is not None and is_repr(plain):
+        plain = None
     for mime in _IMAGE_TYPES:
         if mime in data:
-            alt = _joined(data.get("text/plain", "")).strip()
+            alt = (plain or "").strip()
             size = len(_joined(data[mime]))
-            return f"[{mime} image, {size} bytes{': ' + alt if alt else ''}]", mime
+            return f"[{mime} image, {size} bytes{': ' + alt if alt else ''}]", mime, False
+    if plain is not None:
+        return plain, None, False
+    rich = _rich(data, max_length)
+    if rich is not None:
+        return rich[0], None, rich[1]
     if "text/plain" in data:
-        return strip_ansi(_joined(data["text/plain"])), None
-    if "text/markdown" in data:
-        return _joined(data["text/markdown"]), None
-    if "text/html" in data:
-        return html_to_text(_joined(data["text/html"])), None
-    if "application/json" in data:
-        return str(data["application/json"]), None
+        return strip_ansi(_joined(data["text/plain"])), None, False
     mimes = ", ".join(sorted(data)) or "no data"
-    return f"[{kind} output: {mimes}]", None
+    return f"[{kind} output: {mimes}]", None, False
 
 
 def render_outputs(outputs: list[dict[str, Any]], max_length: int) -> list[dict[str, Any]]:
     """Every output as ``{output_type, text}`` (plus ``mime`` for images), each text cut at ``max_length``."""
     rendered = []
     for output in outputs:
-        text, mime = output_text(output)
-        item: dict[str, Any] = {"output_type": output.get("output_type", "unknown"), "text": cut(text, max_length)}
+        text, mime = output_text(output, max_length)
+        item: dict[str, Any] = {"output_type": output.get("output_type", "unknown"), "text": text}
         if mime:
             item["mime"] = mime
         rendered.append(item)
     return rendered
 
 
-def output_images(
-    outputs: list[dict[str, Any]], mimes: tuple[str, ...] = ("image/png", "image/jpeg")
-) -> list[tuple[str, str]]:
+def output_images(outputs: list[dict[str, Any]], mimes: tuple[str, ...] = CONTENT_IMAGE_TYPES) -> list[tuple[str, str]]:
     """(MIME type, base64 data) of every PNG/JPEG image in ``outputs``, for MCP image content."""
     images = []
     for output in outputs:
@@ -118,3 +150,51 @@ def output_images(
                 images.append((mime, _joined(data[mime]).replace("\n", "")))
                 break
     return images
+
+
+@dataclass(frozen=True)
+class ImageLimits:
+    """How many images one tool result carries, and how big (base64 characters, as sent)."""
+
+    count: int = 8
+    each: int = 1 << 20
+    total: int = 4 << 20
+
+
+@dataclass
+class PickedImages:
+    """The images a result carries — (cell id, MIME type, base64) in order — and what was left out, why."""
+
+    images: list[tuple[str, str, str]] = field(default_factory=list)
+    omitted: Counter[str] = field(default_factory=Counter)
+
+    def reason(self, limits: ImageLimits) -> str | None:
+        why = {
+            "count": f"past the {limits.count} images a result carries",
+            "each": f"larger than {limits.each} base64 bytes",
+            "total": f"past {limits.total} base64 bytes of images in all",
+            "off": "not returned: images are switched off on this server",
+        }
+        parts = [f"{n} {why[key]}" for key, n in self.omitted.items()]
+        return "; ".join(parts) or None
+
+
+def pick_images(found: Iterable[tuple[str, str, str]], limits: ImageLimits) -> PickedImages:
+    """The first images of ``found`` (cell id, MIME type, base64) that fit ``limits``; the rest counted.
+
+    An image too big on its own is skipped and later, smaller ones still come; past the count or the
+    total the rest are only counted.
+    """
+    picked = PickedImages()
+    total = 0
+    for cell_id, mime, data in found:
+        if len(data) > limits.each:
+            picked.omitted["each"] += 1
+        elif len(picked.images) >= limits.count:
+            picked.omitted["count"] += 1
+        elif total + len(data) > limits.total:
+            picked.omitted["total"] += 1
+        else:
+            picked.images.append((cell_id, mime, data))
+            total += len(data)
+    return picked

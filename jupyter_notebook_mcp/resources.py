@@ -296,7 +296,7 @@ class _Readers:
                 budget -= len(blob[1])
                 contents.append(BlobResourceContents(uri=uri, blob=blob[1], mime_type=blob[0], _meta=output_meta))
                 continue
-            text, _ = output_text(output)
+            text, _ = output_text(output, self.b.max_output_length)
             contents.append(_text(uri, cut(text, self.b.max_output_length), "text/plain", output_meta))
         return contents
 

@@ -142,6 +142,7 @@ async def test_get_notebook_info(mcp_client: Any, nb: str) -> None:
         "raw_count": 1,
         "executed_count": 3,
         "nbformat": "4.5",
+        "kernelspec": "python3",
         "kernel": None,
         "last_modified": info["last_modified"],
         "collaborators": 0,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Annotated
 
 from mcp.server.mcpserver import Context
@@ -12,11 +13,23 @@ from pydantic import BaseModel, Field
 from ..errors import InvalidArgument, NotFound, PermissionDenied
 from ..execution import CellRun, Progress
 from ..models import ExecutionList, ExecutionResult, KernelInfo, KernelResult, RenderedOutput
+from ..render import ImageLimits, PickedImages, pick_images
 from .params import CellId, CellIndex, EndIndex, NotebookPath, StartIndex, Timeout
 from .registry import Backends, ToolSpec, authorize
 
 EXECUTE = ("execute", "kernels")
 MAX_TIMEOUT = 3600.0
+#: Images one tool result carries (count, base64 bytes each and in all); the rest are counted in its report.
+IMAGE_LIMITS = ImageLimits()
+
+
+class ImageReport(BaseModel):
+    """Added as ``images`` to a result that found images in the outputs it returns."""
+
+    returned: int = Field(description="Images in this result's content after the text, in order.")
+    cell_ids: list[str] = Field(description="The cell of each returned image, in order.")
+    omitted: int = Field(description="Images left out of this result.")
+    omitted_reason: str | None = Field(default=None, description="Why they were left out, by count.")
 
 
 def check_timeout(timeout: float) -> None:
@@ -60,7 +73,7 @@ async def run_cells(
 
 async def run_after_edit(
     b: Backends, ctx: Context, path: str, cell_ids: list[str], fork_id: str | None = None
-) -> tuple[list[ExecutionResult] | None, str | None]:
+) -> tuple[list[CellRun] | None, str | None]:
     """The ``exec`` of the edit tools: run the touched code cells in order, stopping at the first error.
 
     The edit has already applied; when running is not possible the result says why instead of failing.
@@ -77,17 +90,33 @@ async def run_after_edit(
     code_ids = [cid for cid in cell_ids if view.cell(view.resolve(cell_id=cid)).cell_type == "code"]
     if not code_ids:
         return [], None
-    runs = await run_cells(b, ctx, path, code_ids, timeout=30, stop_on_error=True)
-    return results(runs), None
+    return await run_cells(b, ctx, path, code_ids, timeout=30, stop_on_error=True), None
 
 
-def with_images(result: BaseModel, runs: list[CellRun]) -> BaseModel | CallToolResult:
-    """The structured result, plus each run's PNG/JPEG outputs as MCP image content (when there are any)."""
-    images = [ImageContent(type="image", data=data, mime_type=mime) for run in runs for mime, data in run.images]
-    if not images:
+def run_images(runs: Iterable[CellRun]) -> list[tuple[str, str, str]]:
+    """(cell id, MIME type, base64) of the runs' PNG/JPEG outputs, in order."""
+    return [(run.id, mime, data) for run in runs for mime, data in run.images]
+
+
+def with_images(result: BaseModel, found: Iterable[tuple[str, str, str]] | PickedImages) -> BaseModel | CallToolResult:
+    """The structured result, plus the images found (cell id, MIME type, base64) as MCP image content.
+
+    At most :data:`IMAGE_LIMITS` of them: the result's ``images`` report says which cells they come from
+    and how many were left out, why. Without any image the result is returned as it is.
+    """
+    picked = found if isinstance(found, PickedImages) else pick_images(found, IMAGE_LIMITS)
+    if not picked.images and not picked.omitted:
         return result
+    report = ImageReport(
+        returned=len(picked.images),
+        cell_ids=[cell_id for cell_id, _, _ in picked.images],
+        omitted=sum(picked.omitted.values()),
+        omitted_reason=picked.reason(IMAGE_LIMITS),
+    )
     structured = result.model_dump(mode="json", by_alias=True)
+    structured["images"] = report.model_dump(mode="json")
     text = TextContent(type="text", text=json.dumps(structured, indent=2))
+    images = [ImageContent(type="image", data=data, mime_type=mime) for _, mime, data in picked.images]
     return CallToolResult(content=[text, *images], structured_content=structured)
 
 
@@ -102,7 +131,7 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
         view = await b.rooms.notebook(path)
         target = view.ids[view.resolve(cell_id, index)]
         runs = await run_cells(b, ctx, path, [target], timeout=timeout, stop_on_error=True)
-        return with_images(results(runs)[0], runs)  # type: ignore[return-value]
+        return with_images(results(runs)[0], run_images(runs))  # type: ignore[return-value]
 
     async def batch_execute_notebook_cells(
         ctx: Context,
@@ -135,7 +164,7 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
             timeout=timeout,
             stop_on_error=stop_on_error,
         )
-        return with_images(ExecutionList(executions=results(runs)), runs)  # type: ignore[return-value]
+        return with_images(ExecutionList(executions=results(runs)), run_images(runs))  # type: ignore[return-value]
 
     async def restart_notebook_kernel(
         ctx: Context,
@@ -167,7 +196,7 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
                 stop_on_error=True,
             )
         info = KernelInfo(name=kernel.name, id=kernel.id, state=kernel.state)
-        return KernelResult(kernel=info, executions=results(runs))
+        return with_images(KernelResult(kernel=info, executions=results(runs)), run_images(runs))  # type: ignore[return-value]
 
     async def interrupt_notebook_kernel(ctx: Context, path: NotebookPath) -> KernelResult:
         """Interrupt the notebook's kernel (KeyboardInterrupt)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import posixpath
 import re
+from collections import Counter
 from typing import Annotated
 
 from mcp.server.mcpserver import Context
@@ -27,9 +28,10 @@ from ..models import (
     SessionResult,
     User,
 )
-from ..render import CUT_MARKER, cut, render_outputs
+from ..render import CUT_MARKER, PickedImages, cut, output_images, render_outputs
 from ..rooms import CellData
 from ..rooms.notebook import search_snapshot
+from .execution import with_images
 from .params import (
     CollaborationState,
     EndIndex,
@@ -111,6 +113,7 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
         end_index: EndIndex = None,
         cell_ids: Annotated[list[str] | None, Field(description="Or exactly these cells.")] = None,
         include_outputs: Annotated[bool, Field(description="Include outputs, as text.")] = True,
+        include_images: Annotated[bool, Field(description="Also PNG/JPEG outputs as image content, bounded.")] = False,
         include_collaboration_state: CollaborationState = True,
         max_content_length: MaxContentLength = 100_000,
         fork_id: ForkId = None,
@@ -118,6 +121,8 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
         """Read notebook cells live, with people's unsaved edits. Past max_content_length characters,
         truncated is true and next_index says where to continue."""
         check_max("max_content_length", max_content_length, 10_000_000)
+        if include_images and not include_outputs:
+            raise InvalidArgument("include_images needs include_outputs: images are outputs")
         path = await b.contents.require(path, "notebook")
         view = await notebook_view(b, ctx, path, fork_id)
         count = view.cell_count
@@ -136,6 +141,7 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
         cut_cells: list[str] = []
         used, next_index = 0, None
         reads = Reads(b, ctx, path, fork_id)
+        images: list[tuple[str, str, str]] = []  # (cell id, MIME type, base64) of the returned cells' images
         for data in view.cells(indexes):
             cell, outputs_cut = _cell(data, include_outputs, b.max_output_length)
             size = len(cell.source) + sum(len(o.text) for o in cell.outputs)
@@ -150,6 +156,8 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
                 cut_cells.append(data.id)
             cells.append(cell)
             used += size
+            if include_images:
+                images.extend((data.id, mime, image) for mime, image in output_images(data.outputs))
         truncated = len(cells) < len(indexes) or bool(cut_cells)
         collaboration = None
         if include_collaboration_state:
@@ -157,7 +165,7 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
             if room is not None:
                 users = [User(username=u["username"], display_name=u["display_name"]) for u in room.users]
                 collaboration = Collaboration(room_id=room.room_id, users=users)
-        return NotebookContent(
+        content = NotebookContent(
             path=path,
             cell_count=count,
             cells=cells,
@@ -167,6 +175,9 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
             next_index=next_index,
             cut_cells=cut_cells,
         )
+        if not b.execution.include_images:  # the admin's choice (JupyterNotebookMCP.include_images)
+            return with_images(content, PickedImages(omitted=Counter(off=len(images))))  # type: ignore[return-value]
+        return with_images(content, images)  # type: ignore[return-value]
 
     async def get_notebook_info(ctx: Context, path: NotebookPath) -> NotebookInfo:
         """Summarize a notebook: counts by type, cells run, kernel, collaborators."""

@@ -23,7 +23,7 @@ from ..models import (
     UpdateResult,
 )
 from ..rooms import CellChange, NewCell, NotebookView, TextOp
-from .execution import run_after_edit
+from .execution import results, run_after_edit, run_images, with_images
 from .notebook import compile_query
 from .params import CellId, CellIndex, ForkId, NotebookPath, StartIndex
 from .registry import WRITE, Backends, ToolSpec
@@ -117,19 +117,20 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         new = [NewCell(source=c.content, cell_type=c.cell_type, metadata=dict(c.metadata)) for c in cells]
         inserted = view.insert(new, at)
         cell_count = view.cell_count
-        executions, skipped = (
+        runs, skipped = (
             await run_after_edit(b, ctx, path, [cid for _, cid, _ in inserted], fork_id) if exec else (None, None)
         )
         reads = Reads(b, ctx, path, fork_id)
-        return InsertResult(
+        result = InsertResult(
             inserted=[
                 InsertedCell(index=i, id=cid, cell_type=kind, revision=reads.served(cell.source, cid))
                 for (i, cid, kind), cell in zip(inserted, new, strict=True)
             ],
             cell_count=cell_count,
-            executions=executions,
+            executions=None if runs is None else results(runs),
             execution_skipped=skipped,
         )
+        return with_images(result, run_images(runs or []))  # type: ignore[return-value]
 
     async def batch_update_notebook_cells(
         ctx: Context,
@@ -165,10 +166,10 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         reads = Reads(b, ctx, path, fork_id)
         done = view.update(changes, lambda revision, live, cell_id: reads.base(revision, live, cell_id))
         updated = [UpdatedCell(index=u.index, id=u.id, revision=reads.served(u.text, u.id)) for u in done]
-        executions, skipped = (
-            await run_after_edit(b, ctx, path, [u.id for u in done], fork_id) if exec else (None, None)
-        )
-        return UpdateResult(updated=updated, executions=executions, execution_skipped=skipped)
+        runs, skipped = await run_after_edit(b, ctx, path, [u.id for u in done], fork_id) if exec else (None, None)
+        executions = None if runs is None else results(runs)
+        result = UpdateResult(updated=updated, executions=executions, execution_skipped=skipped)
+        return with_images(result, run_images(runs or []))  # type: ignore[return-value]
 
     async def batch_delete_notebook_cells(
         ctx: Context,
