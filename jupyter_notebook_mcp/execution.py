@@ -168,11 +168,11 @@ class ExecutionService:
 
         ``actor`` (who asked) is the author of the output writes in history and activity.
         """
-        with self._claim(getattr(actor, "principal", "")):
+        with self.claim(getattr(actor, "principal", "")):
             return await self._run_cells(path, cell_ids, timeout, stop_on_error, progress, actor)
 
     @contextlib.contextmanager
-    def _claim(self, principal: str) -> Iterator[None]:
+    def claim(self, principal: str) -> Iterator[None]:
         """Count a caller's executions in flight; past ``max_per_principal`` refuse one more (runs queue in
         their kernel, so a caller could otherwise park any number of them and starve everyone else's)."""
         held = self._running.get(principal, 0)

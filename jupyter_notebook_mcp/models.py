@@ -227,9 +227,9 @@ class CellUpdateInput(BaseModel):
     operations: list[TextUpdateOp] | None = Field(
         default=None, description="Or edits at offsets of the source (no read needed)."
     )
-    base_revision: str | None = Field(default=None, description="revision of the source your edit is based on.")
+    base_revision: str | None = Field(default=None, description="revision of the source you read.")
     cell_type: CellType | None = Field(default=None, description="New type: code, markdown or raw.")
-    expected_source: str | None = Field(default=None, description="Refuse unless the live source is exactly this.")
+    expected_source: str | None = Field(default=None, description="Refuse unless the live source is this.")
 
 
 class ExecutionList(BaseModel):

@@ -169,7 +169,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         status: Annotated[str, Field(description="online, away, busy or offline.")] = "online",
         message: Annotated[str | None, Field(description="Short note shown with it.")] = None,
     ) -> StatusResult:
-        """Set the status people see on this agent; offline leaves every document until the agent acts again."""
+        """Set the status people see on this agent; offline leaves every document until it acts again."""
         if status not in STATUSES:
             raise InvalidArgument(f"status {status!r} is not one of {', '.join(STATUSES)}")
         if message is not None and len(message) > MAX_MESSAGE:
@@ -279,8 +279,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         document_path: Annotated[str | None, Field(description="The document it is about.")] = None,
         metadata: Annotated[dict[str, Any] | None, Field(description="Small JSON object (at most 4 KB).")] = None,
     ) -> OkResult:
-        """Tell collaborators what this agent is doing: logged, and shown in the document's awareness (or every
-        room the agent is in)."""
+        """Tell collaborators what this agent is doing: logged and shown in the rooms' awareness."""
         if not activity_type.strip() or len(activity_type) > 64:
             raise InvalidArgument("activity_type must be 1-64 characters, like 'analyzing' or 'reviewing'")
         if not description.strip() or len(description) > MAX_MESSAGE:
@@ -357,7 +356,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         return JoinResult(session_id=room_id, document_path=room_path, participants=_participants(room))
 
     async def leave_session(ctx: Context, session_id: SessionId = None, document_path: SessionPath = None) -> OkResult:
-        """Leave a collaboration session: the agent leaves its collaborators until it acts there again."""
+        """Leave a collaboration session until the agent acts there again."""
         one_of(session_id, document_path)
         presence = service()
         actor = b.actors.of(ctx)

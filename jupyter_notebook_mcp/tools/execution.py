@@ -124,8 +124,7 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
     async def execute_notebook_cell(
         ctx: Context, path: NotebookPath, cell_id: CellId = None, index: CellIndex = None, timeout: Timeout = 30
     ) -> ExecutionResult:
-        """Run a code cell in the notebook's kernel, shared with people who have it open; outputs stream into
-        the cell live."""
+        """Run a code cell in the notebook's kernel (shared with people); outputs stream into the cell live."""
         check_timeout(timeout)
         path = await b.contents.require(path, "notebook")
         view = await b.rooms.notebook(path)

@@ -37,8 +37,7 @@ def fork_tools(b: Backends) -> list[ToolSpec]:
         description: Annotated[str | None, Field(description="What the draft is for.")] = None,
         synchronize: Annotated[bool, Field(description="Keep receiving the live document's changes.")] = False,
     ) -> ForkResult:
-        """Copy a notebook or text file privately to draft in (pass its fork_id to the read and edit tools);
-        people see nothing until merge_document_fork."""
+        """Copy a document privately to draft in (pass fork_id to reads and edits) until merge_document_fork."""
         path, kind = await b.contents.require_document(path)
         fork = await forks(b).create(
             path, kind, b.actors.of(ctx), title=title or "", description=description or "", synchronize=synchronize

@@ -46,8 +46,7 @@ def history_tools(b: Backends) -> list[ToolSpec]:
         path: DocumentPath,
         limit: Annotated[int, Field(description="Version limit (1-1000).")] = 10,
     ) -> HistoryResult:
-        """A document's versions, newest first: who made each and what changed. Each agent call is a
-        version; people's typing is grouped by time."""
+        """A document's versions, newest first: who made each (one per agent call) and what changed."""
         if limit < 1 or limit > 1000:
             raise InvalidArgument(f"limit must be between 1 and 1000, not {limit}")
         path, kind = await b.contents.require_document(path)
@@ -122,8 +121,7 @@ def history_tools(b: Backends) -> list[ToolSpec]:
         )
 
     async def restore_document_version(ctx: Context, path: DocumentPath, version_id: VersionId) -> RestoreResult:
-        """Bring a document back to a version, live, as a new version touching only what differs; lists
-        people's later edits it reverted."""
+        """Bring a document back to a version, live, as a new version; lists people's edits it reverted."""
         path, kind = await b.contents.require_document(path)
         outcome = await service().restore(path, kind, version_id, b.actors.of(ctx))
         return RestoreResult(

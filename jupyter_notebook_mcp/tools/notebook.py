@@ -113,13 +113,12 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
         end_index: EndIndex = None,
         cell_ids: Annotated[list[str] | None, Field(description="Or exactly these cells.")] = None,
         include_outputs: Annotated[bool, Field(description="Include outputs, as text.")] = True,
-        include_images: Annotated[bool, Field(description="Also PNG/JPEG outputs as image content, bounded.")] = False,
+        include_images: Annotated[bool, Field(description="Also PNG/JPEG outputs as images.")] = False,
         include_collaboration_state: CollaborationState = True,
         max_content_length: MaxContentLength = 100_000,
         fork_id: ForkId = None,
     ) -> NotebookContent:
-        """Read notebook cells live, with people's unsaved edits. Past max_content_length characters,
-        truncated is true and next_index says where to continue."""
+        """Read cells live, people's unsaved edits included; past max_content_length, next_index says where to go on."""
         check_max("max_content_length", max_content_length, 10_000_000)
         if include_images and not include_outputs:
             raise InvalidArgument("include_images needs include_outputs: images are outputs")

@@ -142,9 +142,8 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         exec: Annotated[bool, Field(description="Run the updated code cells, stopping at an error.")] = True,
         fork_id: ForkId = None,
     ) -> UpdateResult:
-        """Change cells' source or type live, merged from base_revision (in a session, the last one you were
-        served): people's typing since your read is kept. An overlapping edit is refused with the current
-        source; nothing applies."""
+        """Change cells' source or type live, merged from base_revision: people's typing since is kept; an
+        overlap is refused, nothing applied."""
         _check_batch("updates", list(updates))
         path = await b.contents.require(path, "notebook")
         view = await notebook_view(b, ctx, path, fork_id)

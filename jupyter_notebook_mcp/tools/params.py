@@ -17,7 +17,7 @@ DocumentPath = Annotated[str, Field(description="Notebook or text file path.")]
 AnyPath = Annotated[str, Field(description="File, notebook or directory path.")]
 OnlyDocument = Annotated[str | None, Field(description="Only this document.")]
 
-ForkId = Annotated[str | None, Field(description="Use this fork (fork_document) instead.")]
+ForkId = Annotated[str | None, Field(description="Fork to use (fork_document).")]
 CellId = Annotated[str | None, Field(description="Cell id (wins over index).")]
 CellIndex = Annotated[int | None, Field(description="Cell index, 0-based.")]
 StartIndex = Annotated[int | None, Field(description="First cell index, 0-based.")]

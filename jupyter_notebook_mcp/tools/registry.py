@@ -65,7 +65,7 @@ class ToolSpec:
 
     fn: Callable[..., Awaitable[Any]]
     group: str
-    title: str
+    title: str  # for people reading docs/tools.md; not listed (tools/list is a budget: the name says it)
     permission: tuple[str, str]  # (action, resource) for Jupyter's authorizer
     read_only: bool
     destructive: bool = False
@@ -111,7 +111,6 @@ def register(
         server.add_tool(
             _guarded(spec, on_call),
             name=spec.name,
-            title=spec.title,
             description=describe(spec.fn),
             annotations=spec.annotations(),
             structured_output=True,

@@ -119,8 +119,7 @@ def text_tools(b: Backends) -> list[ToolSpec]:
         base_revision: BaseRevision = None,
         fork_id: ForkId = None,
     ) -> TextEditResult:
-        """Replace ranges of a text file live, at offsets of the text you read (base_revision); what people
-        typed since is kept. All or nothing."""
+        """Replace ranges at offsets of the text you read (base_revision); people's typing since is kept."""
         ops = [TextOp(o.position, o.length, o.content) for o in operations]
         return await edit(ctx, path, ops, base_revision, fork_id)
 
