@@ -13,9 +13,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import errno
 import fnmatch
-import json
 import logging
 import os
 import posixpath
@@ -27,7 +25,8 @@ import nbformat
 from jupyter_core.utils import ensure_async
 from tornado.web import HTTPError
 
-from .errors import InvalidArgument, InvalidPath, NotFound, PermissionDenied
+from .contents_errors import os_reason, problem, translate
+from .errors import InvalidArgument, InvalidPath, NotFound
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +135,7 @@ class ContentsAdapter:
         try:
             return _entry(await ensure_async(self.manager.get(path, content=False)))
         except HTTPError as exc:
-            raise _translate(exc, path, root=self._root()) from None
+            raise translate(exc, path, root=self._root()) from None
 
     async def create(self, path: str, kind: str, content: str, *, metadata: dict[str, Any] | None = None) -> str:
         """Create a new file, notebook or directory at ``path`` (never over an existing one).
@@ -226,7 +225,7 @@ class ContentsAdapter:
             raw = base64.b64decode(model.get("content") or "")
         except (HTTPError, binascii.Error, TypeError, ValueError):
             return None
-        return _problem(raw, kind)
+        return problem(raw, kind)
 
     async def delete(self, path: str) -> str:
         """Delete a file, a notebook or an *empty* directory (unless the server's ``always_delete_dir``)."""
@@ -265,9 +264,9 @@ class ContentsAdapter:
         try:
             return await ensure_async(result)
         except HTTPError as exc:
-            raise _translate(exc, path, action=action, root=self._root()) from None
+            raise translate(exc, path, action=action, root=self._root()) from None
         except OSError as exc:  # some managers let file-system errors through
-            raise InvalidArgument(f"cannot {action} {path!r}: {_os_reason(exc, self._root())}") from None
+            raise InvalidArgument(f"cannot {action} {path!r}: {os_reason(exc, self._root())}") from None
 
     def _root(self) -> str | None:
         root = getattr(self.manager, "root_dir", None)
@@ -307,7 +306,7 @@ class ContentsAdapter:
         try:
             model = await ensure_async(self.manager.get(directory, content=True, type="directory"))
         except HTTPError as exc:
-            raise _translate(exc, directory, root=self._root()) from None
+            raise translate(exc, directory, root=self._root()) from None
         children = [_entry(m) for m in model.get("content") or []]
         children.sort(key=lambda e: (e.type == "directory", e.name))
         return children
@@ -353,66 +352,6 @@ def matcher(path_filter: str) -> tuple[str, Any]:
         return "/".join(base_parts), lambda p: fnmatch.fnmatchcase(p, cleaned)
     base = cleaned.rstrip("/") if cleaned.endswith("/") else posixpath.dirname(cleaned)
     return base, lambda p: p.startswith(cleaned)
-
-
-def _translate(exc: HTTPError, path: str, *, action: str = "read", root: str | None = None) -> Exception:
-    if exc.status_code == 404:
-        if action == "read":  # reads that reach the manager are directory listings and models
-            return NotFound(f"no such directory {path!r}: list the parent directory to see what exists")
-        return NotFound(f"cannot {action} {path!r}: it (or the directory it goes to) no longer exists")
-    if exc.status_code == 403:
-        return PermissionDenied(f"the server refuses access to {path!r}")
-    return InvalidArgument(f"cannot {action} {path!r}: {_reason(exc, root)}")
-
-
-def _reason(exc: HTTPError, root: str | None) -> str:
-    """The contents manager's reason, without the server's absolute paths it likes to include."""
-    cause = exc.__cause__ or exc.__context__
-    if isinstance(cause, OSError):
-        return _os_reason(cause, root)
-    text = str(exc.log_message or exc.reason or exc.status_code)
-    if "Unreadable Notebook" in text:
-        return "it is not a valid notebook: read it with get_notebook to see why"
-    if "File name too long" in text:
-        return "the file name is too long"
-    return _scrub(text, root)
-
-
-def _os_reason(exc: OSError, root: str | None = None) -> str:
-    """An OSError in words, without the file name (it is a server path)."""
-    if exc.errno == errno.ENAMETOOLONG:
-        return "the file name is too long"
-    if exc.strerror:
-        return exc.strerror
-    # No errno text (shutil.Error, for one, is an OSError carrying only a message full of server paths).
-    return _scrub(str(exc), root) or type(exc).__name__
-
-
-def _scrub(text: str, root: str | None) -> str:
-    """The first line of ``text`` (at most 300 characters) with the server's root directory taken out."""
-    for prefix in sorted({root, os.path.realpath(root)} if root else set(), key=len, reverse=True):
-        text = text.replace(prefix.rstrip("/") + "/", "").replace(prefix, "")
-    return text.split("\n", 1)[0][:300]
-
-
-def _problem(raw: bytes, kind: str) -> str | None:
-    """What makes ``raw`` unloadable as a notebook or a text file, or None when it loads."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return f"binary content, not UTF-8 text: byte {exc.start} is 0x{raw[exc.start]:02x}"
-    if kind != "notebook":
-        return None
-    try:
-        json.loads(text)
-    except ValueError as exc:
-        return f"not JSON: {exc}"
-    try:
-        nbformat.reads(text, as_version=4, capture_validation_error={})  # type: ignore[no-untyped-call]
-    except Exception as exc:
-        message = str(getattr(exc, "message", None) or exc).splitlines()[0][:200]
-        return f"not nbformat: {message}"
-    return None
 
 
 async def walk_after(

@@ -141,7 +141,7 @@ async def test_an_empty_directory_is_deleted_and_always_delete_dir_is_honoured(
 
 def test_a_reason_without_errno_text_is_scrubbed_of_the_root(tmp_path: Path) -> None:
     """shutil.Error is an OSError with no strerror, only a message full of absolute paths."""
-    from jupyter_notebook_mcp.contents import _translate
+    from jupyter_notebook_mcp.contents_errors import translate
 
     root = str(tmp_path)
     cause = shutil.Error(f"Cannot move a directory '{root}/d' into itself '{root}/d/e'.")
@@ -151,7 +151,7 @@ def test_a_reason_without_errno_text_is_scrubbed_of_the_root(tmp_path: Path) -> 
         except shutil.Error as exc:
             raise HTTPError(500, f"Unknown error renaming file: d {exc}") from exc
     except HTTPError as http_error:
-        message = str(_translate(http_error, "d", action="change", root=root))
+        message = str(translate(http_error, "d", action="change", root=root))
     assert message == "cannot change 'd': Cannot move a directory 'd' into itself 'd/e'.", message
 
 

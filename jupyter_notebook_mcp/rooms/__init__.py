@@ -1,16 +1,18 @@
 """Live collaboration rooms: the only package that touches jupyter_server_ydoc, jupyter_ydoc and pycrdt.
 
 This is the package's face: :class:`RoomsAdapter` (``adapter.py``) hands tools one call's view of a
-live notebook (``notebook.py``) or text document (``textdoc.py``); opening a room whose file may be
-broken (``opening.py``), writing it for sure (``persist.py``), merging an agent's edit from what it read
-(``merge.py``), history, undo, forks, awareness and execution outputs have a module each.
+live notebook (``notebook.py``; its plain values in ``cells.py``) or text document (``textdoc.py``);
+opening a room whose file may be broken (``opening.py``), writing it for sure (``persist.py``), merging an
+agent's edit from what it read (``merge.py``), history, undo, forks, awareness and execution outputs have a
+module each.
 """
 
 from .adapter import ContentWatch, RoomInfo, RoomsAdapter
+from .cells import CellChange, CellData, CellUpdate, NewCell
 from .edits import Edit, EditJournal
 from .history import Row
 from .merge import TextOp
-from .notebook import AGENT_ORIGIN, CellChange, CellData, CellUpdate, NewCell, NotebookView
+from .notebook import AGENT_ORIGIN, NotebookView
 from .textdoc import TextView
 
 __all__ = [

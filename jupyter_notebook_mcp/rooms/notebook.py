@@ -11,11 +11,9 @@ from human ones.
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 import uuid
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pycrdt import Map
@@ -24,74 +22,28 @@ from ..errors import Conflict, InvalidArgument, NotFound
 from ..render import CUT_MARKER, cut
 from ..revisions import Base, revision_of
 from .cellindex import CellIndex, cells_json
+from .cells import (
+    BaseFinder,
+    CellChange,
+    CellData,
+    CellUpdate,
+    Match,
+    NewCell,
+    apply_edit,
+    cell_data,
+    cells_text,
+    check_type,
+    nbformat_cell,
+    search_snapshot,
+    source_text,
+)
 from .edits import UNDOABLE, EditJournal
 from .edits import Edit as JournalEdit
-from .merge import Hunk, MergeConflict, TextOp, apply, apply_hunks, diff, hunks_of, rebase
-from .text import Edit, line_column
+from .merge import Hunk, MergeConflict, apply, apply_hunks, diff, hunks_of, rebase
+from .text import Edit
 
 #: Transaction origin of every edit we make (history and subscriptions tell agents apart by it).
 AGENT_ORIGIN = "jupyter-notebook-mcp"
-
-CELL_TYPES = ("code", "markdown", "raw")
-
-
-@dataclass
-class CellData:
-    index: int
-    id: str
-    cell_type: str
-    source: str
-    execution_count: int | None
-    outputs: list[dict[str, Any]]
-    metadata: dict[str, Any]
-
-
-@dataclass
-class NewCell:
-    source: str
-    cell_type: str = "code"
-    metadata: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class CellChange:
-    """One requested update; ``cell_id`` wins over ``index`` when both are given.
-
-    ``source`` (the whole new source) or ``operations`` (edits at character positions) say what the
-    agent wants; both are relative to the text it read (named by ``base_revision``, or the one its
-    session was last served) when that is known, else to the live text.
-    """
-
-    cell_id: str | None = None
-    index: int | None = None
-    source: str | None = None
-    cell_type: str | None = None
-    expected_source: str | None = None
-    operations: list[TextOp] | None = None
-    base_revision: str | None = None
-
-
-#: Finds the base of an update: ``(base_revision or None, live source, cell id) -> Base or None``.
-BaseFinder = Callable[[str | None, str, str], Base | None]
-
-
-@dataclass
-class CellUpdate:
-    """What an update did to one cell: ``text`` is the source as the agent's edit defines it (its base
-    with its change), the base its next update may name."""
-
-    index: int
-    id: str
-    text: str
-
-
-@dataclass
-class Match:
-    cell_id: str
-    index: int
-    line: int
-    column: int
-    text: str
 
 
 class NotebookView:
@@ -182,7 +134,7 @@ class NotebookView:
 
     # -- reads ------------------------------------------------------------------------------------
     def cell(self, index: int) -> CellData:
-        return _cell_data(index, self._live(index).to_py() or {})
+        return cell_data(index, self._live(index).to_py() or {})
 
     def cells(self, indexes: Iterable[int]) -> Iterator[CellData]:
         for i in indexes:
@@ -206,7 +158,7 @@ class NotebookView:
 
     def all_cells(self) -> list[CellData]:
         """Every cell in one linear pass (whole-notebook views; index access would be quadratic)."""
-        return [_cell_data(i, raw) for i, raw in enumerate(cells_json(self._cells))]
+        return [cell_data(i, raw) for i, raw in enumerate(cells_json(self._cells))]
 
     def sources(self) -> list[tuple[str, str, str]]:
         """(id, cell_type, source) of every cell in one linear pass (search and replace need them all)."""
@@ -237,13 +189,13 @@ class NotebookView:
                     f"{where} {position} out of range: there are {count + k} cells then, so 0-{count + k}"
                 )
         for cell in cells:
-            _check_type(cell.cell_type)
+            check_type(cell.cell_type)
         ids = [str(uuid.uuid4()) for _ in cells]
         ycells = [
-            self._nb.create_ycell({**_nbformat_cell(c.cell_type, c.source, c.metadata), "id": cell_id})
+            self._nb.create_ycell({**nbformat_cell(c.cell_type, c.source, c.metadata), "id": cell_id})
             for c, cell_id in zip(cells, ids, strict=True)
         ]
-        summary = f"inserted {_cells_text(ids)} at {positions[0] if positions else count}"
+        summary = f"inserted {cells_text(ids)} at {positions[0] if positions else count}"
         final: list[int] = []
         with self.edit(
             summary, cell_id=ids[-1] if ids else None, offset=len(cells[-1].source) if cells else None
@@ -264,7 +216,7 @@ class NotebookView:
                 raise InvalidArgument(f"cell at index {index} is updated twice in one batch: merge the updates")
             seen.add(index)
             if change.cell_type is not None:
-                _check_type(change.cell_type)
+                check_type(change.cell_type)
             if change.source is not None and change.operations is not None:
                 raise InvalidArgument(f"update of cell {index} gives both content and operations: give one")
             if change.source is None and change.operations is None and change.cell_type is None:
@@ -282,7 +234,7 @@ class NotebookView:
             plan.append((index, ycell, live, change, hunks, text))
         ids = [self._index.ids[i] for i, *_ in plan]
         offset = _end_of_change(plan[-1][4]) if plan else None
-        with self.edit(f"updated {_cells_text(ids)}", cell_id=ids[-1] if ids else None, offset=offset) as record:
+        with self.edit(f"updated {cells_text(ids)}", cell_id=ids[-1] if ids else None, offset=offset) as record:
             for index, ycell, live, change, hunks, _ in plan:
                 if change.cell_type is not None and change.cell_type != ycell.get("cell_type"):
                     record.text = self._retype(index, change.cell_type, apply(live, hunks))["source"]
@@ -295,7 +247,7 @@ class NotebookView:
     def delete(self, indexes: list[int]) -> list[CellData]:
         unique = sorted(set(indexes))
         removed = [self.cell(i) for i in unique]
-        with self.edit(f"deleted {_cells_text([c.id for c in removed])}"):
+        with self.edit(f"deleted {cells_text([c.id for c in removed])}"):
             for i in reversed(unique):
                 del self._cells[i]
         return removed
@@ -334,11 +286,11 @@ class NotebookView:
                 plan.append((i, edits))
         ids = [self._index.ids[i] for i, _ in plan]
         count = sum(len(e) for _, e in plan)
-        with self.edit(f"replaced {count} match{'es' if count != 1 else ''} in {_cells_text(ids)}"):
+        with self.edit(f"replaced {count} match{'es' if count != 1 else ''} in {cells_text(ids)}"):
             for i, edits in plan:
                 ytext = self._cells[i]["source"]
                 for edit in reversed(edits):
-                    _apply(ytext, edit)
+                    apply_edit(ytext, edit)
         return [(i, self._index.ids[i], len(edits)) for i, edits in plan]
 
     def clear_outputs(self) -> None:
@@ -352,33 +304,13 @@ class NotebookView:
 
     def _retype(self, index: int, cell_type: str, source: str) -> Any:
         old = self._live(index).to_py() or {}
-        cell = _nbformat_cell(cell_type, source, dict(old.get("metadata") or {}))
+        cell = nbformat_cell(cell_type, source, dict(old.get("metadata") or {}))
         cell["id"] = old.get("id")
         if cell_type == "code" and old.get("cell_type") == "code":
             cell["outputs"] = old.get("outputs", [])
         ycell = self._nb.create_ycell(cell)
         self._cells[index] = ycell
         return ycell
-
-
-def search_snapshot(
-    snapshot: str, pattern: re.Pattern[str], cell_type: str | None, max_results: int
-) -> tuple[list[Match], bool]:
-    """Matches of ``pattern`` in the cell sources of a :meth:`NotebookView.snapshot` (safe in any thread: it
-    touches no live document). Linear in the notebook plus the regex's own cost."""
-    matches: list[Match] = []
-    cells = json.loads(snapshot)
-    for i, cell in enumerate(cells):
-        if not isinstance(cell, dict) or (cell_type is not None and cell.get("cell_type", "code") != cell_type):
-            continue
-        source = source_text(cell.get("source", ""))
-        for found in pattern.finditer(source):
-            if len(matches) >= max_results:
-                return matches, True
-            line, column = line_column(source, found.start())
-            text = source.splitlines()[line - 1] if source else ""
-            matches.append(Match(str(cell.get("id", "")), i, line, column, text[:200]))
-    return matches, False
 
 
 def _merged(cell_id: str, live: str, change: CellChange, base: Base | None) -> tuple[list[Hunk], str]:
@@ -430,50 +362,3 @@ def _end_of_change(hunks: list[Hunk]) -> int | None:
         return None
     shift = sum(len(h.insert) - (h.end - h.start) for h in hunks[:-1])
     return hunks[-1].start + shift + len(hunks[-1].insert)
-
-
-def _cell_data(index: int, raw: dict[str, Any]) -> CellData:
-    count = raw.get("execution_count")
-    return CellData(
-        index=index,
-        id=str(raw.get("id", "")),
-        cell_type=str(raw.get("cell_type", "code")),
-        source=source_text(raw.get("source", "")),
-        execution_count=int(count) if isinstance(count, int | float) else None,
-        outputs=list(raw.get("outputs") or []),
-        metadata=dict(raw.get("metadata") or {}),
-    )
-
-
-def _cells_text(ids: list[str]) -> str:
-    """ "cell abc" / "3 cells (a, b, c)" / "12 cells (a, b, c, ...)" for history summaries."""
-    if len(ids) == 1:
-        return f"cell {ids[0]}"
-    shown = ", ".join(ids[:3]) + (", ..." if len(ids) > 3 else "")
-    return f"{len(ids)} cells ({shown})"
-
-
-def source_text(source: Any) -> str:
-    """A cell source as one string (nbformat allows a list of lines)."""
-    return "".join(source) if isinstance(source, list) else str(source)
-
-
-def _check_type(cell_type: str) -> None:
-    if cell_type not in CELL_TYPES:
-        raise InvalidArgument(f"cell_type {cell_type!r} is not one of {', '.join(CELL_TYPES)}")
-
-
-def _nbformat_cell(cell_type: str, source: str, metadata: dict[str, Any]) -> dict[str, Any]:
-    cell: dict[str, Any] = {"cell_type": cell_type, "source": source, "metadata": metadata}
-    if cell_type == "code":
-        cell.update(outputs=[], execution_count=None)
-    return cell
-
-
-def _apply(ytext: Any, edit: Edit) -> None:
-    if edit.is_noop:
-        return
-    if edit.end > edit.start:
-        del ytext[edit.start : edit.end]
-    if edit.insert:
-        ytext.insert(edit.start, edit.insert)

@@ -17,8 +17,9 @@ from typing import Any
 from pycrdt import Array, Doc, Map, Text
 
 from .cellindex import cells_json
+from .cells import apply_edit, source_text
 from .history import Row, replay
-from .notebook import NotebookView, _apply, source_text
+from .notebook import NotebookView
 from .text import minimal_edit
 from .textdoc import TextView
 
@@ -130,7 +131,7 @@ def _update_in_place(nb: Any, cells: Array[Any], index: int, cell: dict[str, Any
     if same_rest:
         if live_source == source:
             return False
-        _apply(ycell["source"], minimal_edit(live_source, source))
+        apply_edit(ycell["source"], minimal_edit(live_source, source))
         return True
     clean = {k: v for k, v in cell.items() if k != "execution_state"}
     cells[index] = nb.create_ycell(clean)

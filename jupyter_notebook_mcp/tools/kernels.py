@@ -16,7 +16,7 @@ from pydantic import Field
 from ..kernels import KernelSpec
 from ..models import KernelInfo
 from ..models_kernels import KernelSpecInfo, KernelSpecList, NotebookKernel, RunningKernelInfo, RunningKernelList
-from ..rooms.notebook import NotebookView
+from ..rooms import NotebookView
 from .execution import EXECUTE
 from .params import NotebookPath
 from .registry import WRITE, Backends, ToolSpec, authorize

@@ -30,7 +30,7 @@ from ..models import (
 )
 from ..render import CUT_MARKER, PickedImages, cut, output_images, render_outputs
 from ..rooms import CellData
-from ..rooms.notebook import search_snapshot
+from ..rooms.cells import search_snapshot
 from .execution import with_images
 from .params import (
     CollaborationState,
