@@ -325,6 +325,9 @@ async def test_unicode_edits_land_at_the_right_characters(
         await human.wait_until(lambda: human.sources() == ["héllo WÖRLD 🎉 日本語"])
         await call_tool(client, "replace_in_notebook", path=path, find="🎉", replace="🚀✨")
         await human.wait_until(lambda: human.sources() == ["héllo WÖRLD 🚀✨ 日本語"])
+        # several matches after multibyte characters: each lands at its own byte offset
+        await call_tool(client, "replace_in_notebook", path=path, find="([ÖR🚀語])", replace="<\\1>", regex=True)
+        await human.wait_until(lambda: human.sources() == ["héllo W<Ö><R>LD <🚀>✨ 日本<語>"])
 
 
 async def test_unopened_notebook_is_edited_through_a_room_and_saved(

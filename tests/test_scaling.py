@@ -20,12 +20,14 @@ class Accesses:
 
     def __init__(self) -> None:
         self.n = 0
+        self.steps = 0  # elements walked: index access to position i walks i elements
         self.docs: list[Any] = []
 
-    def count(self, array: Any) -> None:
+    def count(self, array: Any, key: Any = None) -> None:
         doc = getattr(array, "_doc", None)
         if any(doc is d for d in self.docs):
             self.n += 1
+            self.steps += key if isinstance(key, int) and key >= 0 else 0
 
 
 @pytest.fixture
@@ -34,7 +36,7 @@ def accesses(monkeypatch: pytest.MonkeyPatch) -> Accesses:
     getitem, iterate = pycrdt.Array.__getitem__, pycrdt.Array.__iter__
 
     def counted_getitem(self: Any, key: Any) -> Any:
-        counter.count(self)
+        counter.count(self, key)
         return getitem(self, key)
 
     def counted_iter(self: Any) -> Any:
@@ -79,3 +81,18 @@ async def test_a_call_touches_the_cells_array_a_fixed_number_of_times(
         at_large = await _per_edit(client, extension, large, accesses)
     assert at_large == at_small, (at_small, at_large)
     assert max(at_large.values()) < 20, at_large
+
+
+async def test_reading_many_cells_walks_the_array_linearly(
+    mcp_client: Any, make_notebook: Any, extension: Any, accesses: Accesses
+) -> None:
+    """A whole-notebook read: index access per cell would walk N²/2 elements; past a linear budget the rest
+    comes from one snapshot of the array."""
+    n = 1500
+    path = make_notebook("range.ipynb", count=n)
+    async with mcp_client() as client:
+        await call_tool(client, "get_notebook_info", path=path)  # opens the room
+        accesses.docs.append(extension.rooms.live_ydoc(path, "notebook"))
+        read = await call_tool(client, "get_notebook", path=path, max_content_length=10_000_000)
+    assert len(read["cells"]) == n and read["cells"][-1]["source"] == f"x = {n - 1}"
+    assert accesses.steps <= 4 * n, accesses.steps  # linear (per-cell access: ~1,100,000)

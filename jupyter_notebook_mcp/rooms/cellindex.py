@@ -61,6 +61,11 @@ class CellIndex:
         self._ensure()
         return self._ids
 
+    def code_ids(self, start: int, end: int) -> list[str]:
+        """Ids of the code cells among positions ``start:end``."""
+        self._ensure()
+        return [cid for cid, kind in zip(self._ids[start:end], self._kinds[start:end], strict=True) if kind == "code"]
+
     def counts(self) -> dict[str, int]:
         """Cells by type and how many have run: running totals kept by the change events (no pass over cells)."""
         self._ensure()

@@ -137,8 +137,25 @@ class NotebookView:
         return cell_data(index, self._live(index).to_py() or {})
 
     def cells(self, indexes: Iterable[int]) -> Iterator[CellData]:
+        """The cells at ``indexes``, in that order. Each cell costs a walk of the array up to it, so once the walks
+        would cost more than one linear snapshot of every cell, the rest is read from that snapshot: a range
+        costs O(N) at most, never O(N²). Consume it synchronously (no await in between)."""
+        budget = 2 * self.cell_count + 64  # array steps a snapshot costs, roughly
+        snapshot: list[dict[str, Any]] | None = None
         for i in indexes:
-            yield self.cell(i)
+            if snapshot is None:
+                budget -= i + 1
+                if budget < 0:
+                    snapshot = cells_json(self._cells)
+            yield self.cell(i) if snapshot is None else cell_data(i, snapshot[i])
+
+    def id_at(self, index: int) -> str:
+        """The id of the cell at ``index`` (from the index: no cell is read)."""
+        return self._index.ids[index]
+
+    def code_cell_ids(self, start: int, end: int) -> list[str]:
+        """Ids of the code cells in ``start:end``, from the index (no cell is read)."""
+        return self._index.code_ids(start, end)
 
     def notebook_metadata(self) -> dict[str, Any]:
         """``kernelspec``, ``language_info`` and the nbformat version, without converting cells."""
@@ -277,10 +294,12 @@ class NotebookView:
             if wanted is not None and i not in wanted:
                 continue
             edits = []
+            char = byte = 0  # offsets move forward match by match: linear in the source, not per match
             for found in pattern.finditer(source):
                 new = replacement if literal else found.expand(replacement)
-                start = len(source[: found.start()].encode("utf-8"))
-                end = len(source[: found.end()].encode("utf-8"))
+                start = byte + len(source[char : found.start()].encode("utf-8"))
+                end = start + len(found.group(0).encode("utf-8"))
+                char, byte = found.end(), end
                 edits.append(Edit(start, end, new))
             if edits:
                 plan.append((i, edits))

@@ -128,7 +128,7 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
         check_timeout(timeout)
         path = await b.contents.require(path, "notebook")
         view = await b.rooms.notebook(path)
-        target = view.ids[view.resolve(cell_id, index)]
+        target = view.id_at(view.resolve(cell_id, index))
         runs = await run_cells(b, ctx, path, [target], timeout=timeout, stop_on_error=True)
         return with_images(results(runs)[0], run_images(runs))  # type: ignore[return-value]
 
@@ -148,13 +148,13 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
         if cell_ids is not None:
             if start_index is not None or end_index is not None:
                 raise InvalidArgument("give cell_ids or a range (start_index, end_index), not both")
-            targets = [view.ids[view.resolve(cell_id=cid)] for cid in cell_ids]
+            targets = [view.id_at(view.resolve(cell_id=cid)) for cid in cell_ids]
         else:
             start = 0 if start_index is None else view.check_index(start_index, allow_end=True)
             end = view.cell_count if end_index is None else end_index
             if end < start or end > view.cell_count:
                 raise InvalidArgument(f"end_index {end} must be between {start} and {view.cell_count}")
-            targets = [c.id for c in view.cells(range(start, end)) if c.cell_type == "code"]
+            targets = view.code_cell_ids(start, end)
         runs = await run_cells(
             b,
             ctx,
@@ -185,7 +185,7 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
         runs: list[CellRun] = []
         if exec:
             view = await b.rooms.notebook(path)
-            targets = [c.id for c in view.cells(range(view.cell_count)) if c.cell_type == "code"]
+            targets = view.code_cell_ids(0, view.cell_count)
             runs = await run_cells(
                 b,
                 ctx,
