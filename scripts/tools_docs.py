@@ -29,9 +29,11 @@ JSON as text for clients that only read text. `tools/list` carries no output sch
 turns them on (`JupyterNotebookMCP.output_schemas`): SDK clients validate results against them and build
 the validators on a process's first call of each tool, which cost seconds. The default `tools/list` is a
 budget, at most 30 000 bytes (`tests/test_tool_budget.py`): every parameter, nested fields too, carries a
-one-line description, and every new tool must fit. Paths are relative to the Jupyter root with `/`
-separators. A bad argument, a refused path or a missing file is a tool error (`isError: true`) whose
-message says what is wrong and what to do.
+one-line description, and every new tool must fit. Tools are listed by name without a `title` (the
+titles below are for people reading this page), and read-only tools leave out the destructive and
+idempotent hints, which the MCP spec gives meaning only for tools that write. Paths are relative to the
+Jupyter root with `/` separators. A bad argument, a refused path or a missing file is a tool error
+(`isError: true`) whose message says what is wrong and what to do.
 
 Arguments are strict: every input schema is closed (`additionalProperties: false`, nested objects too),
 and an argument or field a tool does not list below is a tool error naming it and the closest valid
