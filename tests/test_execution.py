@@ -154,6 +154,32 @@ async def test_interrupt_and_restart(mcp_client: Any, make_notebook: Any, collab
         assert restarted["executions"][2]["status"] == "timeout"
 
 
+async def test_restart_clears_exactly_the_code_cells_with_something_to_clear(
+    mcp_client: Any, make_notebook: Any, collaborator: Any
+) -> None:
+    ran = {"output_type": "stream", "name": "stdout", "text": "old\n"}
+    cells = [
+        {"cell_type": "code", "source": "1", "id": "a", "outputs": [ran], "execution_count": 3},
+        {"cell_type": "markdown", "source": "# keep", "id": "m"},
+        {"cell_type": "code", "source": "2", "id": "b", "outputs": [], "execution_count": None},
+        {"cell_type": "code", "source": "3", "id": "c", "outputs": [], "execution_count": 7},
+        {"cell_type": "code", "source": "4", "id": "d", "outputs": [ran, ran], "execution_count": None},
+    ]
+    path = make_notebook("clear.ipynb", cells)
+    async with mcp_client() as client, collaborator(path) as human:
+        await call_tool(client, "execute_notebook_cell", path=path, cell_id="b")  # a kernel to restart
+        await call_tool(client, "restart_notebook_kernel", path=path, clear_outputs=True, exec=False)
+        await human.wait_until(
+            lambda: all(
+                not c.get("outputs") and c.get("execution_count") is None
+                for c in human.cells()
+                if c["cell_type"] == "code"
+            )
+        )
+        assert human.sources() == ["1", "# keep", "2", "3", "4"]
+        assert human.cells()[1]["cell_type"] == "markdown"
+
+
 async def test_execution_errors_are_tool_errors(mcp_client: Any, make_notebook: Any) -> None:
     path = make_notebook("errs.ipynb", [{"cell_type": "markdown", "source": "# t", "id": "m"}, *code("1")])
     async with mcp_client() as client:
