@@ -46,6 +46,7 @@ import contextlib
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -65,10 +66,10 @@ PEER_APP = "JupyterMCPServerExtensionApp"
 OURS_ARGS = ("--ServerApp.base_url=/", "--JupyterNotebookMCP.enable_test_fixtures=False")
 PEER_ARGS = ("--ServerApp.base_url=/",)
 PEER_FASTEST = (f"--{PEER_APP}.allowed_jupyter_mcp_tools=",)
+PEER_BY_SETTINGS = "peer allowed tools empty"  # the configuration above: its fastest by its own settings
 # The peer's MCPServer (mcp's default log_level INFO) puts a rich.logging.RichHandler on the root logger, and
 # its handler logs several INFO lines per request: rendering them is most of its tools/list. It has no setting
 # for that; Jupyter's own logging_config quiets its loggers, the one other way to make it faster.
-PEER_BY_SETTINGS = "peer allowed tools empty"
 PEER_QUIET = {
     "ServerApp": {
         "logging_config": {"loggers": {"jupyter_mcp_server": {"level": "WARNING"}, "mcp": {"level": "WARNING"}}}
@@ -97,6 +98,10 @@ NOTEBOOK = {
 
 class PeerUnavailable(RuntimeError):
     """The peer's environment could not be made or does not work."""
+
+
+class BenchError(RuntimeError):
+    """A server did not serve what the benchmark needs: a message and the end of that server's log."""
 
 
 # -- the peer's environment ----------------------------------------------------------------------------
@@ -205,18 +210,19 @@ def populate(root: Path) -> None:
 @contextlib.contextmanager
 def servers(specs: dict[str, JupyterProcess]) -> Iterator[dict[str, JupyterProcess]]:
     """Start every server (populated); all stopped and removed however the block or a start ends."""
-    started: list[JupyterProcess] = []
     try:
         for label, server in specs.items():
             populate(server.root)
             print(f"starting {label} ...", file=sys.stderr, flush=True)
-            started.append(server)
             server.__enter__()
         yield specs
     finally:
-        for server in started:
-            with contextlib.suppress(Exception):  # a failed start already cleaned up; twice is harmless
-                server.__exit__(None, None, None)
+        for server in specs.values():
+            if hasattr(server, "_log"):  # started (or tried to): stop it; twice is harmless
+                with contextlib.suppress(Exception):
+                    server.__exit__(None, None, None)
+            else:  # never started: only its temp dir (made by __init__) is there
+                shutil.rmtree(server._tmp, ignore_errors=True)
 
 
 # -- the wire ------------------------------------------------------------------------------------------
@@ -304,7 +310,13 @@ async def measure(targets: dict[str, tuple[JupyterProcess, str]], args: argparse
         for label, (server, _kind) in targets.items():
             http = await stack.enter_async_context(_http(server.token))
             sessions[label] = Session(http, f"{server.url}/mcp")
-            await sessions[label].open()
+            try:
+                await sessions[label].open()
+            except Exception as error:
+                log = server.log_text.strip().splitlines()[-8:]
+                raise BenchError(
+                    f"{label}: no MCP session at {server.url}/mcp ({error!r}); its log ends:", log
+                ) from None
 
         for label, session in sessions.items():
             _, message, body = await session.timed("tools/list", {})
@@ -439,6 +451,10 @@ def main() -> int:
     except PeerUnavailable as error:
         print(f"the peer cannot be installed or run: {error}", file=sys.stderr)
         return 2
+    except BenchError as error:
+        message, log = error.args
+        print(message, *log, sep="\n  ", file=sys.stderr)
+        return 1
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("interrupted; servers stopped", file=sys.stderr)
         return 130

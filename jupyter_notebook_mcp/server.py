@@ -44,6 +44,7 @@ from .tools.execution import execution_tools
 from .tools.forks import fork_tools
 from .tools.history import history_tools
 from .tools.kernels import kernel_tools
+from .tools.listcache import CachedToolList
 from .tools.notebook import notebook_read_tools
 from .tools.notebook_edit import notebook_edit_tools
 from .tools.registry import READ, Backends, ToolSpec, authorize_request, register
@@ -84,6 +85,7 @@ def build_server(
 
     names = register(server, specs, groups=enabled, read_only=read_only, on_call=touch if presence else None)
     server.middleware.append(StrictArguments(server.input_schema))
+    server.middleware.append(CachedToolList())
     register_resources(server, backends)
     register_prompts(server, backends)
     return server, names
@@ -262,6 +264,9 @@ class _Server(MCPServer):
 
     def add_tool(self, *args: Any, **kwargs: Any) -> None:
         self._listed = self._schemas = None
+        for middleware in getattr(self, "middleware", ()):
+            if isinstance(middleware, CachedToolList):
+                middleware.clear()  # the wire form of the list built so far is stale
         super().add_tool(*args, **kwargs)
 
 

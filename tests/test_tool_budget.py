@@ -133,3 +133,26 @@ def test_optional_parameters_list_no_null_noise() -> None:
         for path, prop in parameters(schema, "", schema.get("$defs") or {}):
             assert prop.get("default", 0) is not None, f"{tool['name']}: {path}"
             assert {"type": "null"} not in prop.get("anyOf", []), f"{tool['name']}: {path}"
+
+
+@pytest.mark.usefixtures("jp_serverapp")
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_tools_list_is_shaped_once_per_protocol_version(
+    mcp_client: Any, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """The SDK validates and re-dumps a whole result for the wire; for the fixed tool list that is done once."""
+    from mcp.server.runner import ServerRunner
+
+    shaped: list[str] = []
+    original = ServerRunner._serialize
+
+    def counted(self: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+        shaped.append(method)
+        return original(self, method, *args, **kwargs)
+
+    monkeypatch.setattr(ServerRunner, "_serialize", counted)
+    async with mcp_client(mode=mode) as first, mcp_client(mode=mode) as second:
+        listed = [await client.list_tools(cache_mode="bypass") for client in (first, second, first)]
+    assert shaped.count("tools/list") <= 1, shaped
+    names = [[t.name for t in result.tools] for result in listed]
+    assert names[0] == names[1] == names[2] and len(names[0]) > 40
