@@ -118,6 +118,24 @@ class JupyterNotebookMCP(Limits, ExtensionApp):
         the text marker in the structured result). Default: True.""",
     ).tag(config=True)
 
+    max_images_per_result = Int(
+        8,
+        help="""Images one tool result returns as MCP image content at most; the rest are counted in the
+        result's images report. Default: 8.""",
+    ).tag(config=True)
+
+    max_image_bytes = Int(
+        1 << 20,
+        help="""Largest image (base64 characters) returned as MCP image content; a larger one is left out and
+        counted in the result's images report. Default: 1048576 (1 MiB).""",
+    ).tag(config=True)
+
+    max_image_bytes_total = Int(
+        4 << 20,
+        help="""Base64 characters of images one tool result returns at most, all images together.
+        Default: 4194304 (4 MiB).""",
+    ).tag(config=True)
+
     room_idle_timeout = Float(
         60.0,
         help="""Seconds after which a collaboration room that an agent opened (no browser had the

@@ -16,6 +16,7 @@ from .contents import ContentsAdapter
 from .event_store import MemoryEventStore
 from .execution import ExecutionService
 from .kernels import KernelsAdapter
+from .render import ImageLimits
 from .revisions import Revisions
 from .rooms import RoomsAdapter
 from .server import build_server, build_session_manager, register_subscriptions
@@ -39,6 +40,9 @@ class EndpointHost(Protocol):
     presence: Any
     subscriptions: Any
     max_output_length: int
+    max_images_per_result: int
+    max_image_bytes: int
+    max_image_bytes_total: int
     tool_groups: list[str]
     read_only: bool
     output_schemas: bool
@@ -76,6 +80,7 @@ def build_endpoint(app: EndpointHost) -> Endpoint:
         kernels=app.kernels,
         execution=app.execution,
         max_output_length=app.max_output_length,
+        image_limits=ImageLimits(app.max_images_per_result, app.max_image_bytes, app.max_image_bytes_total),
         execution_enabled="execution" in app.tool_groups,
         actors=app.actors,
         history=app.history,

@@ -8,8 +8,6 @@ from typing import Any
 
 import pytest
 
-from jupyter_notebook_mcp.render import ImageLimits
-
 from .conftest import call_tool, tool_error, within
 
 pytestmark = pytest.mark.usefixtures("jp_serverapp")
@@ -153,15 +151,21 @@ async def test_image_count_and_size_are_bounded(mcp_client: Any, make_notebook: 
         assert report["omitted_reason"] == f"4 past the 8 images a result carries; 1 larger than {1 << 20} base64 bytes"
 
 
-async def test_images_bounded_in_total(mcp_client: Any, make_notebook: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("jupyter_notebook_mcp.tools.execution.IMAGE_LIMITS", ImageLimits(total=2 * len(PNG)))
-    path = make_notebook("total.ipynb", code(IMPORTS + f"for _ in range(3):\n    {SHOW_PNG}"))
-    async with mcp_client() as client:
-        ran = await call(client, "execute_notebook_cell", path=path, cell_id="k0", timeout=60)
-    assert len(images_of(ran)) == 2
-    report = ran.structured_content["images"]
-    assert (report["returned"], report["omitted"]) == (2, 1)
-    assert report["omitted_reason"] == f"1 past {2 * len(PNG)} base64 bytes of images in all"
+class TestImageTraits:
+    """The bounds are the admin's: ``max_images_per_result``, ``max_image_bytes``, ``max_image_bytes_total``."""
+
+    @pytest.fixture
+    def mcp_config(self) -> dict[str, Any]:
+        return {"max_image_bytes_total": 2 * len(PNG), "max_images_per_result": 5}
+
+    async def test_images_bounded_in_total(self, mcp_client: Any, make_notebook: Any) -> None:
+        path = make_notebook("total.ipynb", code(IMPORTS + f"for _ in range(3):\n    {SHOW_PNG}"))
+        async with mcp_client() as client:
+            ran = await call(client, "execute_notebook_cell", path=path, cell_id="k0", timeout=60)
+        assert len(images_of(ran)) == 2
+        report = ran.structured_content["images"]
+        assert (report["returned"], report["omitted"]) == (2, 1)
+        assert report["omitted_reason"] == f"1 past {2 * len(PNG)} base64 bytes of images in all"
 
 
 class TestImagesOff:

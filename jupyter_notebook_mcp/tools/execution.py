@@ -20,7 +20,6 @@ from .registry import Backends, ToolSpec, authorize
 EXECUTE = ("execute", "kernels")
 MAX_TIMEOUT = 3600.0
 #: Images one tool result carries (count, base64 bytes each and in all); the rest are counted in its report.
-IMAGE_LIMITS = ImageLimits()
 
 
 class ImageReport(BaseModel):
@@ -98,20 +97,23 @@ def run_images(runs: Iterable[CellRun]) -> list[tuple[str, str, str]]:
     return [(run.id, mime, data) for run in runs for mime, data in run.images]
 
 
-def with_images(result: BaseModel, found: Iterable[tuple[str, str, str]] | PickedImages) -> BaseModel | CallToolResult:
+def with_images(
+    result: BaseModel, found: Iterable[tuple[str, str, str]] | PickedImages, limits: ImageLimits
+) -> BaseModel | CallToolResult:
     """The structured result, plus the images found (cell id, MIME type, base64) as MCP image content.
 
-    At most :data:`IMAGE_LIMITS` of them: the result's ``images`` report says which cells they come from
-    and how many were left out, why. Without any image the result is returned as it is.
+    At most ``limits`` of them (the admin's ``max_images_per_result``, ``max_image_bytes`` and
+    ``max_image_bytes_total``): the result's ``images`` report says which cells they come from and how many were
+    left out, why. Without any image the result is returned as it is.
     """
-    picked = found if isinstance(found, PickedImages) else pick_images(found, IMAGE_LIMITS)
+    picked = found if isinstance(found, PickedImages) else pick_images(found, limits)
     if not picked.images and not picked.omitted:
         return result
     report = ImageReport(
         returned=len(picked.images),
         cell_ids=[cell_id for cell_id, _, _ in picked.images],
         omitted=sum(picked.omitted.values()),
-        omitted_reason=picked.reason(IMAGE_LIMITS),
+        omitted_reason=picked.reason(limits),
     )
     structured = result.model_dump(mode="json", by_alias=True)
     structured["images"] = report.model_dump(mode="json")
@@ -130,7 +132,7 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
         view = await b.rooms.notebook(path)
         target = view.id_at(view.resolve(cell_id, index))
         runs = await run_cells(b, ctx, path, [target], timeout=timeout, stop_on_error=True)
-        return with_images(results(runs)[0], run_images(runs))  # type: ignore[return-value]
+        return with_images(results(runs)[0], run_images(runs), b.image_limits)  # type: ignore[return-value]
 
     async def batch_execute_notebook_cells(
         ctx: Context,
@@ -163,7 +165,7 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
             timeout=timeout,
             stop_on_error=stop_on_error,
         )
-        return with_images(ExecutionList(executions=results(runs)), run_images(runs))  # type: ignore[return-value]
+        return with_images(ExecutionList(executions=results(runs)), run_images(runs), b.image_limits)  # type: ignore[return-value]
 
     async def restart_notebook_kernel(
         ctx: Context,
@@ -195,7 +197,7 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
                 stop_on_error=True,
             )
         info = KernelInfo(name=kernel.name, id=kernel.id, state=kernel.state)
-        return with_images(KernelResult(kernel=info, executions=results(runs)), run_images(runs))  # type: ignore[return-value]
+        return with_images(KernelResult(kernel=info, executions=results(runs)), run_images(runs), b.image_limits)  # type: ignore[return-value]
 
     async def interrupt_notebook_kernel(ctx: Context, path: NotebookPath) -> KernelResult:
         """Interrupt the notebook's kernel (KeyboardInterrupt)."""

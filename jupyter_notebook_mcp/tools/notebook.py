@@ -175,8 +175,8 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
             cut_cells=cut_cells,
         )
         if not b.execution.include_images:  # the admin's choice (JupyterNotebookMCP.include_images)
-            return with_images(content, PickedImages(omitted=Counter(off=len(images))))  # type: ignore[return-value]
-        return with_images(content, images)  # type: ignore[return-value]
+            return with_images(content, PickedImages(omitted=Counter(off=len(images))), b.image_limits)  # type: ignore[return-value]
+        return with_images(content, images, b.image_limits)  # type: ignore[return-value]
 
     async def get_notebook_info(ctx: Context, path: NotebookPath) -> NotebookInfo:
         """Summarize a notebook: counts by type, cells run, kernel, collaborators."""

@@ -130,7 +130,7 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
             executions=None if runs is None else results(runs),
             execution_skipped=skipped,
         )
-        return with_images(result, run_images(runs or []))  # type: ignore[return-value]
+        return with_images(result, run_images(runs or []), b.image_limits)  # type: ignore[return-value]
 
     async def batch_update_notebook_cells(
         ctx: Context,
@@ -168,7 +168,7 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         runs, skipped = await run_after_edit(b, ctx, path, [u.id for u in done], fork_id) if exec else (None, None)
         executions = None if runs is None else results(runs)
         result = UpdateResult(updated=updated, executions=executions, execution_skipped=skipped)
-        return with_images(result, run_images(runs or []))  # type: ignore[return-value]
+        return with_images(result, run_images(runs or []), b.image_limits)  # type: ignore[return-value]
 
     async def batch_delete_notebook_cells(
         ctx: Context,

@@ -30,6 +30,7 @@ from ..errors import NotebookMCPError, PermissionDenied
 from ..execution import ExecutionService
 from ..groups import GROUPS
 from ..kernels import KernelsAdapter
+from ..render import ImageLimits
 from ..request_state import STATE_HANDLER, STATE_USER
 from ..revisions import Revisions
 from ..rooms import RoomsAdapter
@@ -51,6 +52,7 @@ class Backends:
     kernels: KernelsAdapter
     execution: ExecutionService
     max_output_length: int = 2000
+    image_limits: ImageLimits = field(default_factory=ImageLimits)  # images one result carries as image content
     execution_enabled: bool = True  # the admin's choice: edit tools' exec runs nothing when off
     actors: Actors = field(default_factory=Actors)
     history: Any = None  # jupyter_notebook_mcp.history.HistoryService

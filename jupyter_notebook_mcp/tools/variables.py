@@ -74,7 +74,7 @@ def variable_tools(b: Backends) -> list[ToolSpec]:
         images = output_images(scratch.outputs) if b.execution.include_images else []
         result = ScratchResult(status=status, outputs=[RenderedOutput(**o) for o in rendered])  # type: ignore[arg-type]
         # Scratch outputs belong to no cell: the image report names none ("").
-        return with_images(result, [("", mime, data) for mime, data in images])  # type: ignore[return-value]
+        return with_images(result, [("", mime, data) for mime, data in images], b.image_limits)  # type: ignore[return-value]
 
     return [
         ToolSpec(list_variables, "execution", "List kernel variables", EXECUTE, read_only=True),
