@@ -169,6 +169,29 @@ class NotebookView:
         major, minor = meta.get("nbformat", 4), meta.get("nbformat_minor", 5)
         return {**wanted, "nbformat": f"{int(major)}.{int(minor)}"}
 
+    def set_metadata(
+        self, values: dict[str, Any], summary: str, *, unless_same: dict[str, tuple[str, Any]] | None = None
+    ) -> None:
+        """Set notebook-level metadata keys in one agent edit, key by key as JupyterLab's ``setMetadata`` does (a
+        collaborator's concurrent change of another key is kept). ``unless_same`` maps a key to ``(field, value)``:
+        the value is written only when the current one's ``field`` differs from ``value[field]``."""
+        meta = self._nb.ydoc.get("meta", type=Map)
+        writes = dict(values)
+        metadata = meta.get("metadata")
+        current_of = metadata if isinstance(metadata, Map | dict) else {}
+        for key, (field_name, value) in (unless_same or {}).items():
+            current: Any = current_of.get(key)
+            if hasattr(current, "to_py"):
+                current = current.to_py()
+            if not (isinstance(current, dict) and current.get(field_name) == value.get(field_name)):
+                writes[key] = value
+        with self.edit(summary):
+            if not isinstance(metadata, Map):  # absent, or a plain value: make it the map JupyterLab expects
+                meta["metadata"] = Map({**(metadata if isinstance(metadata, dict) else {}), **writes})
+                return
+            for key, value in writes.items():
+                metadata[key] = value
+
     def counts(self) -> dict[str, int]:
         """Cells by type and how many code cells have run, from the index (no cell is read)."""
         return self._index.counts()

@@ -7,10 +7,9 @@ notebook's Jupyter session (which the next run uses).
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from mcp.server.mcpserver import Context
-from pycrdt import Map
 from pydantic import Field
 
 from ..kernels import KernelSpec
@@ -32,25 +31,17 @@ def spec_info(spec: KernelSpec) -> KernelSpecInfo:
 
 
 def write_kernelspec(view: NotebookView, spec: KernelSpec) -> None:
-    """Set the live notebook's ``kernelspec`` (and ``language_info`` when the language changes) in one edit.
+    """Set the live notebook's ``kernelspec``, and ``language_info`` when the language changes, in one edit.
 
-    The keys of the room's metadata map are set one by one, as JupyterLab's ``setMetadata`` does, so a
-    collaborator's concurrent change of another key is kept. ``language_info`` of the same language is
-    left as the kernel wrote it (version, mimetype); another language gets just its name until its kernel
-    reports the rest.
+    ``language_info`` of the same language is left as the kernel wrote it (version, mimetype); another language
+    gets just its name until its kernel reports the rest.
     """
     wanted = spec.metadata()
-    with view.edit(f"set the kernel to {spec.name}"):
-        meta: Map[Any] = view.ydoc.get("meta", type=Map)
-        metadata = meta.get("metadata")
-        if not isinstance(metadata, Map):  # absent, or a plain value: make it the map JupyterLab expects
-            current = metadata if isinstance(metadata, dict) else {}
-            meta["metadata"] = Map({**current, **wanted})
-            return
-        metadata["kernelspec"] = wanted["kernelspec"]
-        language = metadata.get("language_info")
-        if not (isinstance(language, dict) and language.get("name") == spec.language):
-            metadata["language_info"] = wanted["language_info"]
+    view.set_metadata(
+        {"kernelspec": wanted["kernelspec"]},
+        f"set the kernel to {spec.name}",
+        unless_same={"language_info": ("name", wanted["language_info"])},
+    )
 
 
 def kernel_tools(b: Backends) -> list[ToolSpec]:
