@@ -153,53 +153,6 @@ def ensure_peer_venv(venv: Path, install_timeout: float) -> tuple[Path, dict[str
 
 
 # -- servers -------------------------------------------------------------------------------------------
-class PeerProcess(JupyterProcess):
-    """A JupyterProcess run by another environment's python (JupyterProcess always uses ours)."""
-
-    def __init__(
-        self, python: Path, *extra_args: str, config: dict[str, Any] | None = None, startup_timeout: float = 120.0
-    ) -> None:
-        super().__init__(*extra_args, startup_timeout=startup_timeout)
-        self.python = python
-        self.config = config
-
-    def __enter__(self) -> PeerProcess:
-        if self.config:
-            (self._tmp / "config").mkdir(exist_ok=True)
-            (self._tmp / "config" / "jupyter_server_config.json").write_text(json.dumps(self.config))
-        env = {
-            **{k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")},
-            "JUPYTER_CONFIG_DIR": str(self._tmp / "config"),
-            "JUPYTER_DATA_DIR": str(self._tmp / "data"),
-            "JUPYTER_RUNTIME_DIR": str(self._tmp / "runtime"),
-        }
-        args = [
-            str(self.python),
-            "-m",
-            "jupyter_server",
-            "--no-browser",
-            "--allow-root",
-            "--ip=127.0.0.1",
-            f"--port={self.port}",
-            f"--ServerApp.token={self.token}",
-            f"--ServerApp.root_dir={self.root}",
-            "--ServerApp.port_retries=0",
-            f"--BaseFileIdManager.db_path={self._tmp / 'file_id.db'}",
-            f"--SQLiteYStore.db_path={self._tmp / 'ystore.db'}",
-            *self.extra_args,
-        ]
-        started = time.perf_counter()
-        self._log = (self._tmp / "server.log").open("wb")
-        self._process = subprocess.Popen(args, cwd=self._tmp, env=env, stdout=self._log, stderr=subprocess.STDOUT)
-        try:
-            self._wait_ready()
-        except BaseException:
-            self.__exit__()
-            raise
-        self.started_in = time.perf_counter() - started
-        return self
-
-
 def populate(root: Path) -> None:
     """The same root on every server; notebook.ipynb is also the peer's default document_id."""
     (root / "notebook.ipynb").write_text(json.dumps(NOTEBOOK))
@@ -414,7 +367,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         if kind == "ours":
             specs[label] = (JupyterProcess(*argv, startup_timeout=timeout), kind)
         else:
-            specs[label] = (PeerProcess(python, *argv, config=config, startup_timeout=timeout), kind)
+            specs[label] = (JupyterProcess(*argv, python=python, config=config, startup_timeout=timeout), kind)
     with servers({label: server for label, (server, _) in specs.items()}) as running:
         pids = {label: server.pid for label, server in running.items()}
         figures = await measure(specs, args)

@@ -15,7 +15,7 @@ import time
 import urllib.request
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 
 def summary(samples: list[float]) -> dict[str, float]:
@@ -55,7 +55,17 @@ def rss_mb(pid: int) -> float:
 class JupyterProcess:
     """``with JupyterProcess() as server``: a Jupyter server on 127.0.0.1 with our extension."""
 
-    def __init__(self, *extra_args: str, startup_timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        *extra_args: str,
+        startup_timeout: float = 60.0,
+        python: Path | None = None,
+        config: dict[str, Any] | None = None,
+    ) -> None:
+        """``python``: another environment's interpreter (its own venv: ours is left out of its environment);
+        ``config``: a ``jupyter_server_config.json`` for the server's throwaway config directory."""
+        self.python = python
+        self.config = config
         self.extra_args = list(extra_args)
         self.startup_timeout = startup_timeout
         self.token = secrets.token_hex(16)
@@ -72,15 +82,23 @@ class JupyterProcess:
         assert self._process is not None
         return self._process.pid
 
-    def __enter__(self) -> JupyterProcess:
+    def __enter__(self) -> Self:
+        if self.config:
+            (self._tmp / "config").mkdir(exist_ok=True)
+            (self._tmp / "config" / "jupyter_server_config.json").write_text(json.dumps(self.config))
+        inherited = (
+            os.environ
+            if self.python is None
+            else {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")}
+        )
         env = {
-            **os.environ,
+            **inherited,
             "JUPYTER_CONFIG_DIR": str(self._tmp / "config"),
             "JUPYTER_DATA_DIR": str(self._tmp / "data"),
             "JUPYTER_RUNTIME_DIR": str(self._tmp / "runtime"),
         }
         args = [
-            sys.executable,
+            str(self.python or sys.executable),
             "-m",
             "jupyter_server",
             "--no-browser",
