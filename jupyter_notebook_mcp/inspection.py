@@ -331,7 +331,7 @@ class KernelInspector:
             msg_id = client.execute(
                 "", silent=True, store_history=False, user_expressions={"v": user_expression(args)}, allow_stdin=False
             )
-            reply = await self._shell_reply(client, msg_id, deadline)
+            reply = await self.kernels.reply(client, msg_id, deadline - time.monotonic())
             with contextlib.suppress(Exception):
                 drain(client.iopub_channel)  # the run's status messages: nobody else will read them
         finally:
@@ -362,17 +362,6 @@ class KernelInspector:
             "idle (interrupt_notebook_kernel stops the run); with JupyterLab's debugger switched on for the "
             "notebook, variables are read even while it runs"
         )
-
-    @staticmethod
-    async def _shell_reply(client: Any, msg_id: str, deadline: float) -> dict[str, Any] | None:
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                msg = await client.get_shell_msg(timeout=min(left, 0.5))
-            except queue.Empty:
-                continue
-            if msg.get("parent_header", {}).get("msg_id") == msg_id:
-                return dict(msg["content"])
-        return None
 
     async def _client(self, kernel_id: str) -> Any:
         try:

@@ -214,7 +214,7 @@ class KernelsAdapter:
                     and msg["content"].get("execution_state") == "idle"
                 ):
                     break
-            await self._reply(client, msg_id)
+            await self.reply(client, msg_id)
 
     async def _follow(
         self, client: Any, km: Any, kernel_id: str, msg_id: str, on_output: OutputCallback, timeout: float
@@ -255,18 +255,21 @@ class KernelsAdapter:
                     await on_output(kind, content)
             if idle:
                 break
-        reply = await self._reply(client, msg_id)
+        reply = await self.reply(client, msg_id)
         # No reply at all (the kernel went away under the run): never report that as a success.
         status = "timeout" if timed_out else str(reply.get("status", "ok")) if reply else "aborted"
         if reply and reply.get("execution_count") is not None:
             count = reply["execution_count"]
         return Execution(status=status, execution_count=count)
 
-    async def _reply(self, client: Any, msg_id: str) -> dict[str, Any] | None:
-        end = time.monotonic() + 5
-        while time.monotonic() < end:
+    @staticmethod
+    async def reply(client: Any, msg_id: str, timeout: float = 5.0) -> dict[str, Any] | None:
+        """The shell reply to our request ``msg_id`` within ``timeout`` seconds (None if none came); other
+        replies on our client's shell channel are skipped."""
+        end = time.monotonic() + timeout
+        while (left := end - time.monotonic()) > 0:
             try:
-                msg = await client.get_shell_msg(timeout=0.5)
+                msg = await client.get_shell_msg(timeout=min(left, 0.5))
             except queue.Empty:
                 continue
             if msg.get("parent_header", {}).get("msg_id") == msg_id:

@@ -16,12 +16,14 @@ SCENARIO = """
 import asyncio, time, anyio
 {guard}
 loop = asyncio.new_event_loop()
+started = asyncio.Event()
 async def watcher():
     await anyio.to_thread.run_sync(time.sleep, 0.01)
+    started.set()
     await asyncio.sleep(3600)
 async def stop():
     loop.create_task(watcher())
-    await asyncio.sleep(0.3)
+    await started.wait()
     loop.stop()
 loop.create_task(stop())
 loop.run_forever()
