@@ -165,3 +165,73 @@ async def test_text_operations_without_a_revision_land_where_the_agent_read(
         assert _live_text(extension, "notes.md") == "X line one\nline 2\n"
         await autosaved(jp_serverapp, "notes.md", "file")
     assert (jp_root_dir / "notes.md").read_text() == "X line one\nline 2\n"
+
+
+async def test_two_agents_on_one_token_are_told_apart_by_their_client_names(
+    mcp_client: Any, make_notebook: Any, collaborator: Any, jp_serverapp: Any
+) -> None:
+    from mcp_types import Implementation
+
+    path = make_notebook("shared.ipynb", [{"id": "c0", "cell_type": "code", "source": "a = 1"}])
+    first = mcp_client(mode="2026-07-28", client_info=Implementation(name="agent-one", version="1"))
+    second = mcp_client(mode="2026-07-28", client_info=Implementation(name="agent-two", version="1"))
+    async with collaborator(path) as human, first as one, second as two:
+        read = await call_tool(one, "get_notebook", path=path, cell_ids=["c0"])
+        human.type_into(0, len("a = 1"), "0")
+        await received(jp_serverapp, human)
+        await call_tool(two, "get_notebook", path=path, cell_ids=["c0"])  # the other agent sees "a = 10"
+        update = {"cell_id": "c0", "content": read["cells"][0]["source"] + "\nb = 2"}
+        await call_tool(one, "batch_update_notebook_cells", path=path, exec=False, updates=[update])
+        await human.wait_until(lambda: human.sources() == ["a = 10\nb = 2"])
+
+
+async def test_a_whole_source_from_a_cut_read_is_refused_without_a_revision_too(
+    mcp_client: Any, make_notebook: Any, extension: Any
+) -> None:
+    long_source = "".join(f"value_{i} = {i}\n" for i in range(40))
+    path = make_notebook("cut.ipynb", [{"id": "big", "cell_type": "code", "source": long_source}])
+    async with mcp_client(mode="2026-07-28") as client:
+        read = await call_tool(client, "get_notebook", path=path, max_content_length=100)
+        assert read["cells"][0]["revision"].startswith("cut-")
+        start = read["cells"][0]["source"].split("[...")[0]  # the agent drops the cut marker and appends
+        message = await tool_error(
+            client,
+            "batch_update_notebook_cells",
+            path=path,
+            exec=False,
+            updates=[{"cell_id": "big", "content": start + "more = 1"}],
+        )
+        assert "was cut" in message and "nothing was applied" in message
+        assert _live_source(extension, path, 0) == long_source
+
+
+class TestForgottenMemory:
+    @pytest.fixture
+    def mcp_config(self) -> dict[str, Any]:
+        return {"enable_test_fixtures": True, "max_read_memory_per_principal": 1}  # remembers nothing
+
+    async def test_an_edit_the_server_cannot_tell_the_base_of_is_refused(
+        self, mcp_client: Any, make_notebook: Any, collaborator: Any, jp_serverapp: Any, extension: Any
+    ) -> None:
+        path = make_notebook("forgot.ipynb", [{"id": "c0", "cell_type": "code", "source": "a = 1"}])
+        async with collaborator(path) as human, mcp_client(mode="2026-07-28") as client:
+            read = await call_tool(client, "get_notebook", path=path, cell_ids=["c0"])
+            human.type_into(0, len("a = 1"), "0")
+            await received(jp_serverapp, human)
+            message = await tool_error(
+                client,
+                "batch_update_notebook_cells",
+                path=path,
+                exec=False,
+                updates=[{"cell_id": "c0", "content": read["cells"][0]["source"] + "\nb = 2"}],
+            )
+            assert "no longer remembers" in message and "nothing was applied" in message and "a = 10" in message
+            assert _live_source(extension, path, 0) == "a = 10"
+            await call_tool(
+                client,
+                "batch_update_notebook_cells",
+                path=path,
+                exec=False,
+                updates=[{"cell_id": "c0", "content": "a = 10\nb = 2", "base_revision": _revision_in(message)}],
+            )
+            await human.wait_until(lambda: human.sources() == ["a = 10\nb = 2"])
