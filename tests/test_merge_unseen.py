@@ -235,3 +235,25 @@ class TestForgottenMemory:
                 updates=[{"cell_id": "c0", "content": "a = 10\nb = 2", "base_revision": _revision_in(message)}],
             )
             await human.wait_until(lambda: human.sources() == ["a = 10\nb = 2"])
+
+    async def test_a_retype_or_an_expected_source_needs_no_remembered_base(
+        self, mcp_client: Any, make_notebook: Any, collaborator: Any, jp_serverapp: Any
+    ) -> None:
+        path = make_notebook("retype.ipynb", [{"id": "c0", "cell_type": "code", "source": "a = 1"}])
+        async with collaborator(path) as human, mcp_client(mode="2026-07-28") as client:
+            await call_tool(client, "get_notebook", path=path, cell_ids=["c0"])  # remembered, then dropped
+            human.type_into(0, len("a = 1"), "0")
+            await received(jp_serverapp, human)
+            await call_tool(  # a retype changes no text: it needs no base
+                client,
+                "batch_update_notebook_cells",
+                path=path,
+                exec=False,
+                updates=[{"cell_id": "c0", "cell_type": "raw"}],
+            )
+            # expected_source says which text the agent based its content on: the live one.
+            update = {"cell_id": "c0", "content": "a = 10\nb = 2", "expected_source": "a = 10"}
+            await call_tool(client, "batch_update_notebook_cells", path=path, exec=False, updates=[update])
+            await human.wait_until(
+                lambda: human.sources() == ["a = 10\nb = 2"] and human.cells()[0]["cell_type"] == "raw"
+            )
