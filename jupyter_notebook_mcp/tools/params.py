@@ -23,7 +23,9 @@ CellIndex = Annotated[int | None, Field(description="Cell index, 0-based.")]
 StartIndex = Annotated[int | None, Field(description="First cell index, 0-based.")]
 FirstCell = Annotated[int, Field(description="First cell index, 0-based.")]
 EndIndex = Annotated[int | None, Field(description="End cell index, exclusive; default: the end.")]
-BaseRevision = Annotated[str | None, Field(description="revision of the text you read.")]
+BaseRevision = Annotated[
+    str | None, Field(description="Revision you read (default: your last read of it); typing since is kept.")
+]
 
 MaxResults = Annotated[int, Field(description="Result limit (1-1000).")]
 #: The most characters one read returns: an answer is serialized, framed and sent on the loop that every notebook
