@@ -12,6 +12,7 @@ through the ASGI bridge.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -93,6 +94,24 @@ _JSON_KINDS = {
 }
 
 
+#: The verbs the handler serves: a refusal of one of them waits for its (bounded) body, see MCPHandler.prepare.
+_VERBS = frozenset({"POST", "GET", "DELETE"})
+
+
+def _refused_first(verb: Callable[..., Awaitable[None] | None]) -> _Verb:
+    """Answer the refusal prepare() deferred until the body was read, before anything else runs."""
+
+    @functools.wraps(verb)
+    async def answer(self: MCPHandler, *args: Any, **kwargs: Any) -> None:
+        if self._refusal is not None:
+            raise self._refusal
+        result = verb(self, *args, **kwargs)
+        if result is not None:
+            await result
+
+    return answer
+
+
 @web.stream_request_body
 class MCPHandler(APIHandler):
     """Serves the MCP Streamable HTTP endpoint (POST, GET, DELETE)."""
@@ -107,8 +126,36 @@ class MCPHandler(APIHandler):
         self._bridge: TornadoASGIBridge | None = None
         self._principal_name: str | None = None
         self._retry_after = 1
+        self._refusal: web.HTTPError | None = None  # answered once the body is read (prepare)
+        self._close_connection = False
 
     async def prepare(self) -> None:  # type: ignore[override]
+        """Admit the request, or refuse it without breaking its kept-alive connection.
+
+        Tornado drops a connection whose request body it never read, after writing headers that promise to
+        keep it: a client retrying on 429 then met a broken pipe. So a refusal of a request whose body is
+        bounded (no body, or a Content-Length within ``max_request_body_size``) waits for the body, drops
+        it and then answers (:meth:`_refused_first`); any other refusal is answered at once with
+        ``Connection: close``, so the client knows to open a new connection.
+        """
+        try:
+            await self._admit()
+        except web.HTTPError as exc:
+            if self.request.method in _VERBS and self._body_bounded():
+                self._refusal = exc
+                return
+            self._close_connection = True
+            raise
+
+    def _body_bounded(self) -> bool:
+        headers = self.request.headers
+        if "chunked" in headers.get("Transfer-Encoding", "").lower():
+            return False
+        length = headers.get("Content-Length", "0").strip()
+        return length.isdigit() and int(length) <= self.extension.max_request_body_size
+
+    async def _admit(self) -> None:
+        """Every check before the body: Origin, credentials, rate, media type and announced size."""
         if not self._origin_allowed():
             self.log.warning("MCP: refused request from a disallowed Origin")
             raise web.HTTPError(403, "Origin not allowed")
@@ -144,6 +191,8 @@ class MCPHandler(APIHandler):
 
     def data_received(self, chunk: bytes) -> None:
         """Collect the body ourselves; past the limit (or a too-large Content-Length) drop it."""
+        if self._refusal is not None:
+            return  # refused already: the body is read only to keep the connection usable
         self._received += len(chunk)
         if self._received > self.extension.max_request_body_size:
             self._too_large = True
@@ -154,6 +203,7 @@ class MCPHandler(APIHandler):
 
     # Opening and using a session needs read on contents: each tool then asks for its own permission, so
     # a principal that may only read can call the read tools (and nothing else).
+    @_refused_first
     @web.authenticated
     @_needs_read
     async def post(self) -> None:
@@ -172,11 +222,13 @@ class MCPHandler(APIHandler):
             return
         await self._serve()
 
+    @_refused_first
     @web.authenticated
     @_needs_read
     async def get(self) -> None:
         await self._serve()
 
+    @_refused_first
     @web.authenticated
     @_needs_read
     async def delete(self) -> None:
@@ -188,6 +240,8 @@ class MCPHandler(APIHandler):
         super().on_connection_close()
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
+        if self._close_connection:  # set here: send_error clears the headers set before it
+            self.set_header("Connection", "close")
         if status_code == 401:
             # What MCP clients (and RFC 6750) expect; the body says how to pass the Jupyter token.
             self.set_header("WWW-Authenticate", 'Bearer realm="jupyter", error="invalid_token"')
