@@ -4,10 +4,10 @@ The handler is thin on purpose. It answers what must be answered before the SDK 
 Jupyter authentication and authorization on every verb, a 403 for an Origin Jupyter's CORS settings
 do not allow (Jupyter itself waves token requests through and answers 404 otherwise, which MCP
 clients read as "session gone"), an early 413 for an oversized body (Tornado would otherwise
-buffer up to its own 512 MiB limit before the SDK's 4 MiB check), and a 400 for a message whose JSON-RPC
-id is neither a string nor an integer (the SDK's handshake-era transport takes it for a notification and
-answers 202). Everything MCP — sessions, SSE, protocol versions, JSON-RPC errors — is the SDK's, reached
-through the ASGI bridge.
+buffer up to its own 512 MiB limit before the SDK's 4 MiB check), and a 400 for a body with a key repeated
+in an object or a JSON-RPC id that is neither a string nor an integer (:mod:`.requestbody`).
+Everything MCP — sessions, SSE, protocol versions, JSON-RPC errors — is the SDK's, reached through the
+ASGI bridge.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import origin_matches_pat
 from tornado import web
 
+from . import requestbody
 from .asgi import TornadoASGIBridge
 from .ratelimit import RateLimiter
 from .request_state import STATE_HANDLER, STATE_USER
@@ -57,41 +58,6 @@ UNAUTHENTICATED = (
     "missing or invalid credentials: send the Jupyter server's token as the header "
     "'Authorization: Bearer <token>' (jupyter server list shows it)"
 )
-
-
-#: JSON-RPC's "Invalid Request" error code.
-INVALID_REQUEST = -32600
-
-
-def invalid_id(body: bytes) -> str | None:
-    """Why a POSTed message's ``id`` is not one MCP allows (a string or an integer), or None.
-
-    Only this is checked (everything else about the message is the SDK's): a message without an ``id`` is a
-    notification, a body that is not JSON or not one object gets the SDK's own error, and an error response
-    may carry ``"id": null`` (JSON-RPC's "the id of a request that could not be read").
-    """
-    try:
-        message = json.loads(body)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(message, dict) or "id" not in message:
-        return None
-    value = message["id"]
-    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
-        return None
-    if value is None and "error" in message and "method" not in message:
-        return None
-    kind = _JSON_KINDS.get(type(value), type(value).__name__)
-    return f"Invalid Request: a JSON-RPC id must be a string or an integer, not {kind}"
-
-
-_JSON_KINDS = {
-    type(None): "null",
-    bool: "a boolean",
-    float: "a non-integer number",
-    list: "an array",
-    dict: "an object",
-}
 
 
 #: The verbs the handler serves: a refusal of one of them waits for its (bounded) body, see MCPHandler.prepare.
@@ -211,14 +177,12 @@ class MCPHandler(APIHandler):
             raise web.HTTPError(413, "Request body too large")
         body = b"".join(self._chunks)
         self._chunks = [body]
-        problem = invalid_id(body)
-        if problem is not None:
-            # The SDK's handshake-era transport takes such a request for a notification and answers 202 (its
-            # notification model ignores the unknown "id"); the modern era answers this 400 itself.
+        refusal = await requestbody.check(body)
+        if refusal is not None:
+            # A repeated key, or an id the SDK's handshake-era transport would take for a notification's.
             self.set_status(400)
             self.set_header("Content-Type", "application/json")
-            error = {"code": INVALID_REQUEST, "message": problem}
-            self.finish(json.dumps({"jsonrpc": "2.0", "id": None, "error": error}))
+            self.finish(json.dumps(refusal.response()))
             return
         await self._serve()
 
