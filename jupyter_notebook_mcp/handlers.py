@@ -25,10 +25,10 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import origin_matches_pat
 from tornado import web
 
-from . import requestbody
 from .asgi import TornadoASGIBridge
 from .ratelimit import RateLimiter
 from .request_state import STATE_HANDLER, STATE_USER
+from .requestbody import check as check_body
 
 
 class Runner(Protocol):
@@ -177,7 +177,7 @@ class MCPHandler(APIHandler):
             raise web.HTTPError(413, "Request body too large")
         body = b"".join(self._chunks)
         self._chunks = [body]
-        refusal = await requestbody.check(body)
+        refusal = await check_body(body)
         if refusal is not None:
             # A repeated key, or an id the SDK's handshake-era transport would take for a notification's.
             self.set_status(400)
