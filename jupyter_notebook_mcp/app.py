@@ -294,11 +294,12 @@ class JupyterNotebookMCP(Limits, ExtensionApp):
         return self._endpoint.runner
 
     async def _build(self) -> None:
-        # The SDK import is the slow part and holds no loop state: do it off the loop.
+        # Importing the SDK and building the server (pydantic models of every tool: ~0.2 s of CPU) touch no
+        # loop state: both run off the loop, which every notebook and kernel of the user shares.
         await asyncio.to_thread(importlib.import_module, "jupyter_notebook_mcp.endpoint")
         from .endpoint import build_endpoint
 
-        self._endpoint = build_endpoint(self)
+        self._endpoint = await asyncio.to_thread(build_endpoint, self)
 
     def _built(self) -> Endpoint:
         if self._endpoint is None:

@@ -61,6 +61,7 @@ class EndpointHost(Protocol):
     max_request_body_size: int
     shutdown_timeout: float
     max_revision_bytes: int
+    max_read_memory_per_principal: int
 
 
 @dataclass(frozen=True)
@@ -73,8 +74,8 @@ class Endpoint:
 
 def build_endpoint(app: EndpointHost) -> Endpoint:
     """Wire the app's adapters and services into the MCP server and its session manager."""
-    revisions = Revisions(max_bytes=app.max_revision_bytes)
-    app.actors.on_end(lambda actor: revisions.forget(actor.key))  # a session's remembered reads end with it
+    revisions = Revisions(max_bytes=app.max_revision_bytes, max_principal_bytes=app.max_read_memory_per_principal)
+    app.actors.on_end(lambda actor: revisions.forget(actor.principal, actor.key))  # a session's own memory ends
     backends = Backends(
         contents=app.contents,
         rooms=app.rooms,

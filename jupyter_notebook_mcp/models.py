@@ -227,7 +227,9 @@ class CellUpdateInput(BaseModel):
     operations: list[TextUpdateOp] | None = Field(
         default=None, description="Or edits at offsets of the source (no read needed)."
     )
-    base_revision: str | None = Field(default=None, description="revision of the source you read.")
+    base_revision: str | None = Field(
+        default=None, description="Revision you read (default: your last read of it); typing since is kept."
+    )
     cell_type: CellType | None = Field(default=None, description="New type: code, markdown or raw.")
     expected_source: str | None = Field(default=None, description="Refuse unless the live source is this.")
 

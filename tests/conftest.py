@@ -15,7 +15,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from traitlets.config import Config
 
-pytest_plugins = ["pytest_jupyter.jupyter_server", "tests.watchdog"]
+pytest_plugins = ["pytest_jupyter.jupyter_server", "tests.watchdog", "tests.loopmonitor"]
 
 LEGACY_VERSION = "2025-11-25"
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
