@@ -219,6 +219,10 @@ async def test_exec_false_as_a_string_runs_nothing(mcp_client: Any, make_noteboo
         assert "argument 'exec' must be a boolean (true or false), not a string ('false')" in message
         message = await tool_error(client, "get_notebook", path=path, start_index="0")
         assert "argument 'start_index' must be an integer, not a string ('0')" in message
+        message = await tool_error(
+            client, "batch_update_notebook_cells", path=path, updates=[{"index": "0", "content": "y"}], exec=False
+        )
+        assert "field 'updates[0].index' must be an integer, not a string ('0')" in message
         message = await tool_error(client, "get_notebook", path=path, end_index=True)
         assert "argument 'end_index' must be an integer, not a boolean (True)" in message
         read = await call_tool(client, "get_notebook", path=path, start_index=0, end_index=2.0, fork_id=None)
