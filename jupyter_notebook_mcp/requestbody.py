@@ -9,8 +9,8 @@ would take the request for a notification and answer 202.
 
 Only this is checked; everything else about the message (malformed JSON, batches, the envelope) is the
 SDK's. Cost: one parse with a pairs hook, a Python call per object (about 0.1 ms per KiB of tiny objects,
-the worst case): bodies above :data:`INLINE_BYTES` are read in a worker thread, so a 4 MiB body never holds
-the event loop.
+the worst case): bodies above :data:`INLINE_BYTES` are read in a worker thread, so checking a 4 MiB body
+never holds the event loop. (The SDK then parses the body again, on the loop: its transports take bytes.)
 """
 
 from __future__ import annotations
