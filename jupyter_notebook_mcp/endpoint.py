@@ -40,6 +40,7 @@ class EndpointHost(Protocol):
     presence: Any
     subscriptions: Any
     max_output_length: int
+    max_resource_length: int
     max_images_per_result: int
     max_image_bytes: int
     max_image_bytes_total: int
@@ -81,6 +82,7 @@ def build_endpoint(app: EndpointHost) -> Endpoint:
         kernels=app.kernels,
         execution=app.execution,
         max_output_length=app.max_output_length,
+        max_resource_length=app.max_resource_length,
         image_limits=ImageLimits(app.max_images_per_result, app.max_image_bytes, app.max_image_bytes_total),
         execution_enabled="execution" in app.tool_groups,
         actors=app.actors,

@@ -114,6 +114,14 @@ class Limits(Configurable):
         memory no longer knows is refused with the live text and its revision. Default: 4 MiB.""",
     ).tag(config=True)
 
+    max_resource_length = Int(
+        100_000,
+        help="""Characters of text one resources/read returns (a notebook's sources and output texts, a text
+        document); a longer read is cut and says what it left out and which tool call reads on (get_notebook
+        from a cell index, get_document from an offset). Images of a cell read follow max_images_per_result,
+        max_image_bytes and max_image_bytes_total. Default: 100000 (as the tools' max_content_length).""",
+    ).tag(config=True)
+
     max_sessions_per_principal = Int(
         100,
         help="""Maximum number of concurrent MCP sessions one credential (token, or user for cookie logins)
