@@ -10,7 +10,10 @@ would take the request for a notification and answer 202.
 Only this is checked; everything else about the message (malformed JSON, batches, the envelope) is the
 SDK's. Cost: one parse with a pairs hook, a Python call per object (about 0.1 ms per KiB of tiny objects,
 the worst case): bodies above :data:`INLINE_BYTES` are read in a worker thread, so checking a 4 MiB body
-never holds the event loop. (The SDK then parses the body again, on the loop: its transports take bytes.)
+never holds the event loop. The SDK then parses the body again, on the loop (its transports take bytes), and
+its cost grows with the number of values, not the bytes: 4 MiB of tiny objects held the loop ~100 ms there.
+So a body of more than :data:`MAX_VALUES` JSON values is refused too: no tool needs that many, and what the
+SDK parses on the loop stays bounded by count as well as by bytes.
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ INLINE_BYTES = 64 * 1024
 
 #: JSON-RPC's "Invalid Request" error code.
 INVALID_REQUEST = -32600
+
+#: JSON values (objects, arrays, strings, numbers, ...) one request may hold.
+MAX_VALUES = 100_000
 
 _KEY_SHOWN = 64  # characters of a repeated key the message quotes (a key may be megabytes long)
 
@@ -83,8 +89,29 @@ def refusal(body: bytes) -> Refusal | None:
             "meaning: send each key once",
             request_id,
         )
+    if _values_over(message, MAX_VALUES):
+        return Refusal(
+            f"Invalid Request: the request holds more than {MAX_VALUES} JSON values; send the work in smaller calls",
+            _valid_id(message),
+        )
     problem = _invalid_id(message)
     return Refusal(problem) if problem is not None else None
+
+
+def _values_over(message: Any, limit: int) -> bool:
+    """Whether ``message`` holds more than ``limit`` JSON values (a walk that stops at the limit)."""
+    count = 0
+    stack = [message]
+    while stack:
+        value = stack.pop()
+        count += 1
+        if count > limit:
+            return True
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return False
 
 
 async def check(body: bytes) -> Refusal | None:

@@ -94,12 +94,13 @@ async def test_a_large_body_is_checked_off_the_event_loop(monkeypatch: pytest.Mo
     assert threads[1] != threading.get_ident()  # large: a worker thread
 
 
+@pytest.mark.parametrize("era", ["legacy", MODERN])
 async def test_a_large_body_with_a_repeated_key_is_refused_over_the_wire(
-    http: httpx2.AsyncClient, mcp_url: str, auth: dict[str, str]
+    http: httpx2.AsyncClient, mcp_url: str, auth: dict[str, str], era: str
 ) -> None:
     pad = "x" * (2 * requestbody.INLINE_BYTES)
     params = '{"name":"get_document","arguments":{"path":"a.txt"},"_meta":{"pad":"' + pad + '","pad":""}}'
-    refused(await post(http, mcp_url, auth, "legacy", params), "pad")
+    refused(await post(http, mcp_url, auth, era, params), "pad")
 
 
 # -- types ----------------------------------------------------------------------------------------------------
@@ -228,3 +229,28 @@ async def test_exec_false_as_a_string_runs_nothing(mcp_client: Any, make_noteboo
         read = await call_tool(client, "get_notebook", path=path, start_index=0, end_index=2.0, fork_id=None)
     assert [c["source"] for c in read["cells"]] == ["x = 0", "x = 1"]
     assert "inserted" not in json.dumps(read)
+
+
+# -- size in values -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("era", ["legacy", MODERN])
+async def test_a_body_of_too_many_values_is_refused_before_the_sdk_parses_it(
+    http: httpx2.AsyncClient, mcp_url: str, auth: dict[str, str], era: str
+) -> None:
+    """The SDK parses a body on the loop at a cost that grows with its values (4 MiB of tiny objects held the
+    loop ~100 ms): a body of more than MAX_VALUES values is refused first, off the loop, and nothing runs."""
+    pad = ",".join(["{}"] * (requestbody.MAX_VALUES + 1))
+    params = '{"name":"get_document","arguments":{"path":"a.txt"},"_meta":{"pad":[' + pad + "]}}"
+    response = await post(http, mcp_url, auth, era, params)
+    assert response.status_code == 400, response.text
+    body = response.json()
+    assert body["error"]["code"] == -32600 and body["id"] == 7, body
+    assert f"more than {requestbody.MAX_VALUES} JSON values" in body["error"]["message"]
+
+
+def test_values_are_counted_at_every_depth() -> None:
+    assert requestbody.refusal(json.dumps({"a": [[1] * 10] * 10}).encode()) is None
+    nested = json.dumps({"a": [{"b": list(range(requestbody.MAX_VALUES))}]}).encode()
+    refusal = requestbody.refusal(nested)
+    assert refusal is not None and "JSON values" in refusal.message
