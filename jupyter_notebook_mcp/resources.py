@@ -49,7 +49,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .contents import Entry, matcher, walk_after
 from .errors import InvalidArgument, NotebookMCPError, NotFound
-from .render import cut, output_text, render_outputs
+from .render import output_text, render_outputs
 from .rooms import CellData
 from .subscriptions import ResourceRef, parse_uri
 from .tools.registry import READ, Backends, authorize
@@ -296,8 +296,8 @@ class _Readers:
                 budget -= len(blob[1])
                 contents.append(BlobResourceContents(uri=uri, blob=blob[1], mime_type=blob[0], _meta=output_meta))
                 continue
-            text, _ = output_text(output, self.b.max_output_length)
-            contents.append(_text(uri, cut(text, self.b.max_output_length), "text/plain", output_meta))
+            text, _ = output_text(output, self.b.max_output_length)  # cut already, with its marker
+            contents.append(_text(uri, text, "text/plain", output_meta))
         return contents
 
     # -- text documents -------------------------------------------------------------------------
@@ -377,6 +377,8 @@ def _image(output: dict[str, Any]) -> tuple[str, str] | None:
         if value is None:
             continue
         text = "".join(value) if isinstance(value, list) else str(value)
+        if len(text) > MAX_IMAGE_BYTES:  # never returned as a blob: not copied or encoded either
+            return mime, text
         if mime == "image/svg+xml":  # stored as XML text
             return mime, base64.b64encode(text.encode()).decode()
         return mime, text.replace("\n", "")
