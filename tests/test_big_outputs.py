@@ -255,3 +255,24 @@ def test_a_huge_stream_is_scanned_for_colour_codes_only_in_its_head() -> None:
     assert out == f"red {'x' * 96}\n[... {visible - 100} more characters cut]", "the count is exact"
     short, _ = output_text({"output_type": "stream", "name": "stdout", "text": "\x1b[1mok\x1b[0m"}, 100)
     assert short == "ok"
+
+
+def test_what_runs_is_read_without_converting_the_cells_outputs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Running a cell reads its type and source key by key: its old outputs (a huge figure) are not converted."""
+    from pycrdt import Array, Doc, Map, Text
+
+    from jupyter_notebook_mcp.rooms.cells import type_and_source
+
+    doc = Doc()
+    cells = doc.get("cells", type=Array)
+    output = Map({"output_type": "display_data", "data": {"image/png": "x" * 1000}, "metadata": {}})
+    cells.append(Map({"cell_type": "code", "source": Text("print(1)"), "outputs": Array([output])}))
+    cells.append(Map({"cell_type": "markdown", "source": "# plain"}))
+
+    def refuse(self: Any) -> Any:
+        raise AssertionError("a whole cell was converted")
+
+    monkeypatch.setattr(Map, "to_py", refuse)
+    monkeypatch.setattr(Array, "to_py", refuse)
+    assert type_and_source(cells[0]) == ("code", "print(1)")
+    assert type_and_source(cells[1]) == ("markdown", "# plain")
