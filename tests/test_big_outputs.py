@@ -158,14 +158,14 @@ async def test_scratch_code_with_huge_outputs_holds_no_loop_step(mcp_client: Any
 
 
 ROOM_SIDE = (
-    "still held 50-200 ms: writing the output into the room (one pycrdt call converts the whole value, its commit "
+    "the room's side is still held 50-250 ms: writing the output into the room (one pycrdt call converts the whole value, its commit "
     "encodes the update, history's blake2b digests it) and Jupyter's own autosave of the notebook (jupyter_ydoc "
     "get, jupyter_server save); decoding and reading are bounded"
 )
 
 
 @SERVER
-@pytest.mark.skip(reason=ROOM_SIDE)
+@pytest.mark.loop_bound(1.0, reason=ROOM_SIDE)
 async def test_a_12_mb_json_output_is_run_and_read_without_holding_the_loop(
     mcp_client: Any, make_notebook: Any, watcher: Any
 ) -> None:
@@ -193,7 +193,7 @@ async def test_a_12_mb_json_output_is_run_and_read_without_holding_the_loop(
 
 
 @SERVER
-@pytest.mark.skip(reason=ROOM_SIDE)
+@pytest.mark.loop_bound(1.0, reason=ROOM_SIDE)
 async def test_a_50_mb_png_output_is_run_and_read_without_holding_the_loop(
     mcp_client: Any, make_notebook: Any, watcher: Any
 ) -> None:
