@@ -158,9 +158,9 @@ async def test_scratch_code_with_huge_outputs_holds_no_loop_step(mcp_client: Any
 
 
 ROOM_SIDE = (
-    "the room's side is still held 50-250 ms: writing the output into the room (one pycrdt call converts the whole value, its commit "
-    "encodes the update, history's blake2b digests it) and Jupyter's own autosave of the notebook (jupyter_ydoc "
-    "get, jupyter_server save); decoding and reading are bounded"
+    "the room's side is still held 50-250 ms: writing the output into the room (one pycrdt call converts the "
+    "whole value, its commit encodes the update, history's blake2b digests it) and Jupyter's own autosave of "
+    "the notebook (jupyter_ydoc get, jupyter_server save); decoding and reading are bounded"
 )
 
 
