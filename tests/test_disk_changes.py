@@ -82,24 +82,30 @@ async def test_an_edit_right_after_the_file_changed_on_disk_is_refused_then_kept
         assert [c["source"] for c in version["cells"]] == ["a = 2", "b = 'theirs'"]
 
 
-async def test_a_reload_the_agent_missed_is_a_notice_on_its_next_read(
+async def test_a_reload_an_agent_missed_refuses_its_save_and_is_a_notice_on_a_read(
     mcp_client: Any, jp_root_dir: Path, jp_serverapp: Any, collaborator: Any
 ) -> None:
-    """The room's own poll reloaded the file before the agent's next call; the agent's unsaved edit went with it."""
+    """The room's own poll reloaded the file before the agents' next calls; the editor's unsaved edit went with it."""
     ydoc = jp_serverapp.extension_manager.extension_points["jupyter_server_ydoc"].app
     ydoc.document_save_delay = 30  # the agent's edit is not on disk yet when the file changes
     path = "polled.ipynb"
     (jp_root_dir / path).write_text(cells("a = 1", "b = 1"))
-    async with mcp_client() as client, collaborator(path) as human:
+    async with mcp_client() as client, mcp_client() as reader, collaborator(path) as human:
+        await call_tool(reader, "get_notebook", path=path)
         update = {"path": path, "exec": False}
         await call_tool(client, "batch_update_notebook_cells", **update, updates=[{"cell_id": "a", "content": "a = 2"}])
         rewrite(jp_root_dir / path, cells("a = 1", "b = 'theirs'"))
         await human.wait_until(lambda: human.sources() == ["a = 1", "b = 'theirs'"], limit=10)  # the poll loaded it
-        read = await call_tool(client, "get_notebook", path=path)
-        notice = read.get("notice", "")
-        assert "changed on disk" in notice and "not yet saved" in notice, read
+        # The editor's save: refused, never "saved: true" for an edit that is gone.
+        message = await tool_error(client, "save_notebook", path=path)
+        assert "changed on disk" in message and "not yet saved" in message, message
+        # The reader is told beside its result.
+        read = await call_tool(reader, "get_notebook", path=path)
+        assert "changed on disk" in read.get("notice", ""), read
         assert [c["source"] for c in read["cells"]] == ["a = 1", "b = 'theirs'"]
-        # Told: the next edit goes through and stays.
+        assert "notice" not in await call_tool(reader, "get_notebook_info", path=path)  # once
+        # Told, the editor reads again and redoes its edit: it goes through and reaches the file.
+        assert "notice" not in await call_tool(client, "get_notebook", path=path)
         await call_tool(client, "batch_update_notebook_cells", **update, updates=[{"cell_id": "a", "content": "a = 2"}])
         saved = await call_tool(client, "save_notebook", path=path)
         assert saved["saved"] is True and "notice" not in saved

@@ -322,9 +322,10 @@ class RoomsAdapter:
             self._start_janitor()
         elif room_id in self._opened:
             self._opened[room_id] = time.monotonic()
-        if room is not None:
+        call = current_call()  # a tool call (not a resource read, nor a run's output writer): once per room
+        if room is not None and call is not None and room_id not in call.checked:
             await self.disk.settle(room, path)  # a file changed on disk is loaded before the call reads or edits
-            self.disk.check(room_id, path, current_call())  # no await from here to the caller's edit
+            self.disk.check(room_id, path, call)  # no await from here to the caller's edit
         return document, room_id
 
     async def save(self, path: str, kind: str) -> bool:

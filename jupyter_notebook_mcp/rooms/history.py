@@ -89,7 +89,7 @@ class HistoryRecorder:
             edit = self.journal.current(doc) if doc is not None else None
             if edit is None:
                 room = room_ref() if room_ref is not None else None
-                if content and room is not None and _reloading(room):
+                if content and room is not None and _reloading(room) and _own(room, event.update):
                     self._remember(event.update, dict(DISK_META))
                     if on_reload is not None:
                         try:
@@ -153,6 +153,12 @@ def _reloading(room: Any) -> bool:
     its reload of a file changed on disk writes content under it; its saves write the saved flag only)."""
     lock = getattr(room, "_update_lock", None)
     return bool(getattr(room, "ready", False)) and lock is not None and lock.locked()
+
+
+def _own(room: Any, update: bytes) -> bool:
+    """Whether the room's own client wrote ``update`` (a person's keystroke applied meanwhile is theirs)."""
+    ids = client_ids(update)
+    return not ids or ids == [getattr(getattr(room, "ydoc", None), "client_id", None)]
 
 
 def _digest(update: bytes) -> bytes:
