@@ -5,7 +5,8 @@ program and the live document reloaded from it, or the room cannot write the fil
 full), so the agent's edits are live but not on disk. Lower layers add such a notice to the call under
 way (:func:`note`); :class:`CallNotices`, a server middleware around ``tools/call``, gives each call its
 :class:`CallNotes` and puts what was noted into the result: a ``notice`` key of the structured content
-and a first text block, so clients that read either see it.
+and a first text block (the last one of an error, whose own message stays first), so clients that read
+either see it.
 """
 
 from __future__ import annotations
@@ -67,16 +68,21 @@ def with_notes(result: Any, notes: list[str]) -> Any:
     block = {"type": "text", "text": text}
     if isinstance(result, Mapping):
         out = dict(result)
-        out["content"] = [block, *(out.get("content") or [])]
+        content = list(out.get("content") or [])
+        # A result leads with the notice; an error keeps its own message first.
+        out["content"] = [*content, block] if out.get("isError") else [block, *content]
         structured = out.get("structuredContent")
         if isinstance(structured, Mapping):
             out["structuredContent"] = {**structured, "notice": text}
         return out
-    content = getattr(result, "content", None)
-    if isinstance(content, list) and hasattr(result, "model_copy"):
+    blocks = getattr(result, "content", None)
+    if isinstance(blocks, list) and hasattr(result, "model_copy"):
         from mcp_types import TextContent
 
-        update: dict[str, Any] = {"content": [TextContent(type="text", text=text), *content]}
+        notice = TextContent(type="text", text=text)
+        update: dict[str, Any] = {
+            "content": [*blocks, notice] if getattr(result, "is_error", False) else [notice, *blocks]
+        }
         structured = getattr(result, "structured_content", None)
         if isinstance(structured, Mapping):
             update["structured_content"] = {**structured, "notice": text}

@@ -108,8 +108,9 @@ class DiskWatch:
         if loader is None or not getattr(room, "ready", False):
             return
         try:
-            # The room's own poll, now: a newer file is loaded over the room before this returns.
-            await asyncio.wait_for(loader.maybe_notify(), LOAD_WAIT)
+            # The room's own poll, now: a newer file is loaded over the room before this returns. Shielded: a
+            # call given up (timeout, cancelled) must not cut the room's load short.
+            await asyncio.wait_for(asyncio.shield(loader.maybe_notify()), LOAD_WAIT)
             for lock in (loader._lock, room._update_lock):  # a load the poll or an autosave began
                 async with asyncio.timeout(LOAD_WAIT), lock:
                     pass
