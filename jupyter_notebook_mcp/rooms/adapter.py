@@ -28,7 +28,7 @@ from ..notices import current as current_call
 from .cellindex import CellIndex
 from .disk import DiskWatch, reason_of
 from .edits import EditJournal
-from .history import HistoryRecorder, MetadataCache, Row, configure_store_class, read_rows, store_key
+from .history import HistoryRecorder, MetadataCache, Row, configure_store_class, people, read_rows, store_key
 from .notebook import NotebookView
 from .opening import Explain, open_document
 from .persist import Unsaved, is_document_room, save_unsaved, unsaved, write_room
@@ -188,21 +188,7 @@ class RoomsAdapter:
         it); None when only the room's own server-side client wrote it."""
         kind, _, rest = key.lstrip(".").partition(":")
         prefix = _ROOM_PREFIX.get("notebook" if kind == "notebook" else "file")
-        room = self._room(f"{prefix}:{rest.removesuffix('.y')}")
-        if room is None:
-            return None  # written while the room initializes (its load or reload): nobody is in it yet
-        own = getattr(getattr(room, "ydoc", None), "client_id", None)
-        if client_ids and own is not None and set(client_ids) <= {own}:
-            return None
-        states = getattr(getattr(room, "awareness", None), "states", {}) or {}
-        names = []
-        for client_id in client_ids:
-            user = (states.get(client_id) or {}).get("user")
-            if isinstance(user, dict):
-                name = user.get("display_name") or user.get("name") or user.get("username")
-                if name and name not in names:
-                    names.append(str(name))
-        return names
+        return people(self._room(f"{prefix}:{rest.removesuffix('.y')}"), client_ids)
 
     def _file_ids(self) -> Any:
         settings = getattr(getattr(self.serverapp, "web_app", None), "settings", {})

@@ -155,6 +155,25 @@ def _reloading(room: Any) -> bool:
     return bool(getattr(room, "ready", False)) and lock is not None and lock.locked()
 
 
+def people(room: Any, client_ids: list[int]) -> list[str] | None:
+    """Names of the people whose clients wrote an update, from the room's awareness (while they are in it);
+    None when only the room's own server-side client wrote it, or no room is open (it is loading)."""
+    if room is None:
+        return None  # written while the room initializes (its load or reload): nobody is in it yet
+    own = getattr(getattr(room, "ydoc", None), "client_id", None)
+    if client_ids and own is not None and set(client_ids) <= {own}:
+        return None
+    states = getattr(getattr(room, "awareness", None), "states", {}) or {}
+    names: list[str] = []
+    for client_id in client_ids:
+        user = (states.get(client_id) or {}).get("user")
+        if isinstance(user, dict):
+            name = user.get("display_name") or user.get("name") or user.get("username")
+            if name and name not in names:
+                names.append(str(name))
+    return names
+
+
 def _own(room: Any, update: bytes) -> bool:
     """Whether the room's own client wrote ``update`` (a person's keystroke applied meanwhile is theirs)."""
     ids = client_ids(update)
