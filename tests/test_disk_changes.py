@@ -133,3 +133,15 @@ async def test_a_text_file_rewritten_on_disk_refuses_the_next_edit_the_same_way(
         await stored(jp_serverapp, path, "file")
         history = await call_tool(client, "get_document_history", path=path, limit=50)
         assert [v["author"] for v in history["versions"] if v["source"] == "disk"] == ["file on disk"]
+
+
+def test_a_notice_leads_a_result_and_follows_an_error() -> None:
+    from jupyter_notebook_mcp.notices import with_notes
+
+    result = {"content": [{"type": "text", "text": "{}"}], "structuredContent": {"a": 1}, "isError": False}
+    noticed = with_notes(result, ["x changed on disk."])
+    assert noticed["content"][0] == {"type": "text", "text": "Notice: x changed on disk."}
+    assert noticed["structuredContent"] == {"a": 1, "notice": "Notice: x changed on disk."}
+    error = {"content": [{"type": "text", "text": "refused"}], "isError": True}
+    assert [c["text"] for c in with_notes(error, ["n."])["content"]] == ["refused", "Notice: n."]
+    assert result["content"] == [{"type": "text", "text": "{}"}]  # the given result is left as it was

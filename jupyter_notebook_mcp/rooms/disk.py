@@ -132,8 +132,8 @@ class DiskWatch:
         if failure is not None:
             call.add(
                 f"{path!r} could not be written to disk since {_clock(failure.since)} ({failure.reason}): edits "
-                "are in the live document but not in the file; the server retries the save, and "
-                "save_notebook says whether it went through."
+                "are in the live document but not in the file; the server keeps retrying the save, and this "
+                "notice goes away once the file holds them."
             )
         if call.principal is None:
             return
@@ -246,7 +246,9 @@ class DiskWatch:
 def reason_of(exc: Exception) -> str:
     """A failed write's reason, short: read-only, or the write failing."""
     text = str(exc)
-    return "the file is read-only" if "read-only" in text else "writing the file failed"
+    if "read-only" in text:
+        return "the file is read-only"
+    return "the server may not write it" if "may not write" in text else "writing the file failed"
 
 
 __all__ = ["DiskWatch", "Reload", "SaveFailure"]
