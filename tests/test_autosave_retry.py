@@ -115,15 +115,15 @@ async def test_writes_into_a_folder_that_refuses_them_name_the_destination(
     (jp_root_dir / "locked").mkdir()
     (jp_root_dir / "locked" / LOCKED).touch()
     async with mcp_client() as client:
-        message = await tool_error(client, "copy_document", path=source, copy_path="locked/copy.ipynb")
-        assert "locked/copy.ipynb" in message and "source.ipynb" not in message, message
-        message = await tool_error(client, "save_notebook", path=source, new_path="locked/saved.ipynb")
-        assert "locked/saved.ipynb" in message and "'source.ipynb'" not in message, message
-        message = await tool_error(client, "create_document", path="locked/new.md", content="x")
-        assert "locked/new.md" in message, message
-        message = await tool_error(client, "copy_document", path=source, copy_path="missing/copy.ipynb")
-        assert "'missing'" in message and "source.ipynb" not in message, message
-        for text in (message,):
-            assert str(jp_root_dir) not in text
+        copied = await tool_error(client, "copy_document", path=source, copy_path="locked/copy.ipynb")
+        assert "locked/copy.ipynb" in copied and "source.ipynb" not in copied, copied
+        saved_as = await tool_error(client, "save_notebook", path=source, new_path="locked/saved.ipynb")
+        assert "locked/saved.ipynb" in saved_as and "'source.ipynb'" not in saved_as, saved_as
+        created = await tool_error(client, "create_document", path="locked/new.md", content="x")
+        assert "locked/new.md" in created and "may not write" in created, created
+        missing = await tool_error(client, "copy_document", path=source, copy_path="missing/copy.ipynb")
+        assert "'missing'" in missing and "source.ipynb" not in missing, missing
+        for message in (copied, saved_as, created, missing):
+            assert str(jp_root_dir) not in message and "/tmp" not in message, message
         assert not (jp_root_dir / "locked" / "copy.ipynb").exists()
         assert not (jp_root_dir / "locked" / "saved.ipynb").exists()
