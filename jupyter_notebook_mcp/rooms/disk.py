@@ -33,7 +33,7 @@ from .persist import LOAD_WAIT, save_pending, write_room
 
 log = logging.getLogger(__name__)
 
-#: Principals x rooms whose last seen reload is remembered (least recently used forgotten first).
+#: Principals x rooms whose last seen reload is remembered, and rooms whose reloads are (least recent first out).
 MAX_SEEN = 10_000
 #: Seconds before the first retry of a failed autosave, and the most between two retries (doubling).
 RETRY_FIRST = 0.5
@@ -97,8 +97,10 @@ class DiskWatch:
     def reloaded(self, room: Any) -> None:
         """The room just loaded its file over its content (called inside that commit, synchronously)."""
         room_id = str(getattr(room, "room_id", ""))
-        last = self._reloads.get(room_id)
+        last = self._reloads.pop(room_id, None)
         self._reloads[room_id] = Reload((last.count if last else 0) + 1, time.time(), save_pending(room))
+        while len(self._reloads) > MAX_SEEN:  # the rooms reloaded longest ago are forgotten first
+            del self._reloads[next(iter(self._reloads))]
         log.info("Room %s was reloaded from its file, changed on disk by another program", room_id)
 
     async def settle(self, room: Any, path: str) -> None:
