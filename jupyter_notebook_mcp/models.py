@@ -302,7 +302,7 @@ class TextDeleteOp(BaseModel):
 class HistoryVersion(BaseModel):
     version_id: str = Field(description="Pass to get_document_version or restore_document_version.")
     timestamp: str = Field(description="ISO 8601 time of the version's last change.")
-    source: Literal["agent", "user", "restore"]
+    source: Literal["agent", "user", "restore", "disk"] = Field(description="disk: reloaded from the file.")
     author: str = Field(description="The agent's name, or the people whose edits these are (when known).")
     summary: str
     changes: int = Field(description="Stored updates folded into this version (keystrokes, output writes).")
@@ -325,7 +325,7 @@ class VersionContent(BaseModel):
     path: str
     version_id: str
     timestamp: str
-    source: Literal["agent", "user", "restore"]
+    source: Literal["agent", "user", "restore", "disk"]
     summary: str
     cells: list[VersionCell] | None = Field(description="Notebooks: the requested cells of that version.")
     cell_count: int | None = Field(default=None, description="Notebooks: how many cells that version had.")

@@ -25,7 +25,7 @@ from .registry import READ, WRITE, Backends, ToolSpec
 
 VersionId = Annotated[str, Field(description="version_id from get_document_history.")]
 
-Source = Literal["agent", "user", "restore"]
+Source = Literal["agent", "user", "restore", "disk"]
 
 
 def _iso(timestamp: float) -> str:
@@ -33,7 +33,7 @@ def _iso(timestamp: float) -> str:
 
 
 def _source(version: Version) -> Source:
-    return cast(Source, version.source if version.source in ("agent", "user", "restore") else "agent")
+    return cast(Source, version.source if version.source in ("agent", "user", "restore", "disk") else "agent")
 
 
 def history_tools(b: Backends) -> list[ToolSpec]:
