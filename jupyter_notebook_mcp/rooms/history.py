@@ -180,8 +180,22 @@ def _own(room: Any, update: bytes) -> bool:
     return not ids or ids == [getattr(getattr(room, "ydoc", None), "client_id", None)]
 
 
+#: Bytes from each end of an update that name it (see :func:`_digest`).
+_DIGEST_ENDS = 64 * 1024
+
+
 def _digest(update: bytes) -> bytes:
-    return hashlib.blake2b(update, digest_size=16).digest()
+    """A name for ``update`` to find its provenance again when the store writes it.
+
+    Its length and its two ends name it: a v1 update starts with its structs' client id and clock, which no
+    other transaction shares. Hashing it whole cost ~35 ms of the loop per 50 MB output, twice per update.
+    """
+    if len(update) <= 2 * _DIGEST_ENDS:
+        return hashlib.blake2b(update, digest_size=16).digest()
+    named = hashlib.blake2b(len(update).to_bytes(8, "little"), digest_size=16)
+    named.update(memoryview(update)[:_DIGEST_ENDS])
+    named.update(memoryview(update)[-_DIGEST_ENDS:])
+    return named.digest()
 
 
 def client_ids(update: bytes) -> list[int]:
