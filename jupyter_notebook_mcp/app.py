@@ -294,11 +294,12 @@ class JupyterNotebookMCP(Limits, ExtensionApp):
         return self._endpoint.runner
 
     async def _build(self) -> None:
-        # The SDK import is the slow part and holds no loop state: do it off the loop.
+        # The SDK import and the tools' schemas (pydantic builds one model per tool: ~150 ms of CPU) are the
+        # slow parts and hold no loop state: do them off the loop.
         await asyncio.to_thread(importlib.import_module, "jupyter_notebook_mcp.endpoint")
         from .endpoint import build_endpoint
 
-        self._endpoint = build_endpoint(self)
+        self._endpoint = await asyncio.to_thread(build_endpoint, self)
 
     def _built(self) -> Endpoint:
         if self._endpoint is None:
