@@ -125,3 +125,31 @@ def _mutate(rng: random.Random, text: str) -> str:
 
 def _mutate_both(person: str, agent_text: str, left: str, right: str) -> str:
     return person[: len(person) - len(right)] + agent_text[len(left) :]
+
+
+def test_diff_of_random_edits_turns_old_into_new() -> None:
+    rng = random.Random(7)
+    for _ in range(300):
+        old = "".join(rng.choice("ab\nc") for _ in range(rng.randrange(0, 120)))
+        new = list(old)
+        for _ in range(rng.randrange(0, 6)):
+            at = rng.randrange(0, len(new) + 1)
+            if new and rng.random() < 0.5:
+                del new[at : at + rng.randrange(1, 4)]
+            else:
+                new[at:at] = rng.choice(["x", "yy", "\nz"])
+        hunks = diff(old, "".join(new))
+        assert apply(old, hunks) == "".join(new)
+        for first, second in itertools.pairwise(hunks):
+            assert first.end < second.start
+
+
+@pytest.mark.parametrize("size", [1_000_000, 4_000_000])
+def test_a_huge_text_changed_at_both_ends_is_two_hunks(size: int) -> None:
+    """The equal middle is compared in C, a block at a time: the diff finds both changes (a person typing in
+    the middle then merges), where a character-by-character walk would give up and make one coarse hunk."""
+    old = ("0123456789abcdef" * (size // 16 + 1))[:size]
+    new = "START" + old[5:-5] + "!!END"
+    assert diff(old, new) == [Hunk(0, 5, "START"), Hunk(size - 5, size, "!!END")]
+    merged = rebase(old, diff(old, new), old[: size // 2] + "PERSON" + old[size // 2 :])
+    assert merged == [Hunk(0, 5, "START"), Hunk(size + 1, size + 6, "!!END")]

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Annotated
 
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from ..errors import Conflict, InvalidArgument
+from ..errors import Conflict, InvalidArgument, NotFound
 from ..models import (
     CellInput,
     CellUpdateInput,
@@ -22,7 +23,7 @@ from ..models import (
     UpdatedCell,
     UpdateResult,
 )
-from ..rooms import CellChange, NewCell, NotebookView, TextOp
+from ..rooms import CellChange, MergeConflict, NewCell, NotebookView, TextOp, plan_notebook
 from .execution import results, run_after_edit, run_images, with_images
 from .notebook import compile_query
 from .params import CellId, CellIndex, ForkId, NotebookPath, StartIndex
@@ -30,6 +31,8 @@ from .registry import WRITE, Backends, ToolSpec
 from .views import Reads, notebook_view
 
 MAX_BATCH = 1000
+#: Times a replace is planned again when people changed the matched text while it was being planned.
+REPLAN_ATTEMPTS = 3
 
 
 def _check_batch(name: str, items: list[object]) -> None:
@@ -232,26 +235,42 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         """Replace text in cells' sources live, match by match."""
         pattern = compile_query(find, regex, case_sensitive=True)
         path = await b.contents.require(path, "notebook")
-        view = await notebook_view(b, ctx, path, fork_id)
-        indexes = [view.resolve(cell_id=cid) for cid in cell_ids] if cell_ids is not None else None
-        if expected_count is not None:
-            found = sum(
-                len(pattern.findall(source))
-                for i, (_, _, source) in enumerate(view.sources())
-                if indexes is None or i in indexes
-            )
-            if found != expected_count:
+        for _ in range(REPLAN_ATTEMPTS):
+            # Planned in a worker thread from a snapshot (finding 650,000 matches is seconds of Python), then
+            # applied on a view taken again after the await, moved past what people typed meanwhile.
+            view = await notebook_view(b, ctx, path, fork_id)
+            for cid in cell_ids or []:
+                view.resolve(cell_id=cid)
+            snapshot = view.snapshot()
+            try:
+                plan = await asyncio.to_thread(
+                    plan_notebook,
+                    snapshot,
+                    pattern,
+                    replace,
+                    literal=not regex,
+                    cell_ids=set(cell_ids) if cell_ids is not None else None,
+                )
+            except re.error as exc:  # a bad group reference in replace, found before anything is applied
+                raise InvalidArgument(f"invalid replacement {replace!r}: {exc}") from None
+            found = sum(planned.count for planned in plan)
+            if expected_count is not None and found != expected_count:
                 raise Conflict(
                     f"found {found} matches of {find!r}, not the expected {expected_count}: nothing was replaced; "
                     "search again and retry"
                 )
-        try:
-            done = view.replace(pattern, replace, literal=not regex, indexes=indexes)
-        except re.error as exc:  # a bad group reference in replace, found before anything is applied
-            raise InvalidArgument(f"invalid replacement {replace!r}: {exc}") from None
-        return ReplaceResult(
-            replacements=sum(count for _, _, count in done),
-            cells=[ReplacedCell(id=cid, index=i, count=count) for i, cid, count in done],
+            view = await notebook_view(b, ctx, path, fork_id)
+            try:
+                done = view.apply_replacements(plan)
+            except (MergeConflict, NotFound):  # typed into a match, or a cell deleted, meanwhile: plan again
+                continue
+            return ReplaceResult(
+                replacements=sum(count for _, _, count in done),
+                cells=[ReplacedCell(id=cid, index=i, count=count) for i, cid, count in done],
+            )
+        raise Conflict(
+            f"the cells of {path} kept changing where {find!r} matches while the replacement was prepared: "
+            "nothing was replaced; retry"
         )
 
     return [
