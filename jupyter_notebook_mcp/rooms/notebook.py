@@ -317,8 +317,12 @@ class NotebookView:
             return []
         targets: list[tuple[int, Any, str, list[Hunk], Replacement]] = []
         for planned in plan:
-            index = self.resolve(cell_id=planned.cell_id)
-            ycell = self._live(index)
+            index, ycell = planned.index, None
+            if index < self.cell_count:  # where the snapshot saw it: no index of the notebook needed
+                ycell = self._cells[index]
+            if ycell is None or ycell.get("id") != planned.cell_id:  # cells moved meanwhile: look it up
+                index = self.resolve(cell_id=planned.cell_id)
+                ycell = self._live(index)
             live = str(ycell["source"])
             hunks = planned.hunks if live == planned.source else rebase(planned.source, planned.hunks, live)
             targets.append((index, ycell, live, hunks, planned))

@@ -23,13 +23,14 @@ class Replacement:
     """The planned replacement of ``count`` matches in one text (a cell's source, or a text document)."""
 
     cell_id: str  # "" for a text document
+    index: int  # the cell's position in the snapshot (0 for a text document)
     source: str  # the text the hunks are of (the snapshot)
     hunks: list[Hunk]
     count: int
 
 
 def plan_text(
-    source: str, pattern: re.Pattern[str], replacement: str, *, literal: bool, cell_id: str = ""
+    source: str, pattern: re.Pattern[str], replacement: str, *, literal: bool, cell_id: str = "", index: int = 0
 ) -> Replacement:
     """Every match of ``pattern`` in ``source`` replaced, as at most :func:`ops_budget` hunks. Linear in the
     source plus the regex's cost; raises :class:`re.error` for a bad group reference in ``replacement``."""
@@ -37,7 +38,7 @@ def plan_text(
         Hunk(found.start(), found.end(), replacement if literal else found.expand(replacement))
         for found in pattern.finditer(source)
     ]
-    return Replacement(cell_id, source, bounded(source, hunks, ops_budget(source)), len(hunks))
+    return Replacement(cell_id, index, source, bounded(source, hunks, ops_budget(source)), len(hunks))
 
 
 def plan_notebook(
@@ -46,13 +47,14 @@ def plan_notebook(
     """The replacements in the cells of a :meth:`NotebookView.snapshot` (only ``cell_ids`` when given)
     that have a match, in notebook order."""
     plan = []
-    for cell in json.loads(snapshot):
+    for index, cell in enumerate(json.loads(snapshot)):
         if not isinstance(cell, dict):
             continue
         cell_id = str(cell.get("id", ""))
         if cell_ids is not None and cell_id not in cell_ids:
             continue
-        planned = plan_text(source_text(cell.get("source", "")), pattern, replacement, literal=literal, cell_id=cell_id)
+        source = source_text(cell.get("source", ""))
+        planned = plan_text(source, pattern, replacement, literal=literal, cell_id=cell_id, index=index)
         if planned.count:
             plan.append(planned)
     return plan
