@@ -380,3 +380,34 @@ async def test_merge_of_a_huge_cell_changed_at_both_ends(
         )
         merged = content[: size // 2] + "PERSON" + content[size // 2 :]
         await human.wait_until(lambda: human.source(0) == merged, limit=20)
+
+
+REWRITES = 100
+
+
+@pytest.fixture
+def rewrites(make_notebook: Any) -> tuple[str, list[dict[str, Any]]]:
+    """A notebook of 16 KB cells and, per cell, a whole new source differing at 40 scattered places (built
+    before the test's loop runs)."""
+    base = "".join(f"line {i} of the cell\n" for i in range(800))
+    cells = [{"cell_type": "code", "source": base, "id": f"r{i}"} for i in range(REWRITES)]
+    path = make_notebook("rewrites.ipynb", cells)
+    content = base
+    for at in range(100, len(base), len(base) // 40):
+        content = content[:at] + "X" + content[at + 1 :]
+    return path, [{"cell_id": f"r{i}", "content": content} for i in range(REWRITES)]
+
+
+async def test_a_batch_of_whole_source_rewrites_shares_one_diff_budget(
+    mcp_client: Any, rewrites: tuple[str, list[dict[str, Any]]]
+) -> None:
+    """Each whole-source update is diffed against the live cell on the loop: 100 of them in one call once
+    cost 100 fine diffs in one step; now the step's diffs share one budget, then settle for coarse hunks."""
+    path, updates = rewrites
+    async with mcp_client() as client:
+        done = await call_tool(client, "batch_update_notebook_cells", path=path, updates=updates, exec=False)
+        assert len(done["updated"]) == REWRITES
+        cell = await call_tool(
+            client, "get_notebook", path=path, cell_ids=[f"r{REWRITES - 1}"], max_content_length=SMALL_ANSWER
+        )
+        assert cell["cells"][0]["source"] == updates[-1]["content"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import random
 import re
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 from pycrdt import Doc, Text
 
+from jupyter_notebook_mcp.rooms import merge as merge_module
 from jupyter_notebook_mcp.rooms.merge import Hunk, MergeConflict, apply, apply_hunks, bounded, diff, ops_budget, rebase
 from jupyter_notebook_mcp.rooms.replace import plan_text
 from jupyter_notebook_mcp.rooms.textdoc import TextView
@@ -216,3 +218,34 @@ def test_a_replace_planned_from_a_snapshot_keeps_what_a_person_typed_meanwhile()
     ytext.insert(2, "LU")
     with pytest.raises(MergeConflict):
         view.apply_replacement(planned, "value")
+
+
+async def test_the_diffs_of_one_loop_turn_share_one_budget() -> None:
+    """A batch of whole-source rewrites runs one diff per cell in one step of the loop: together they spend at
+    most MAX_DIFF_WORK_PER_TURN steps, then settle for coarse hunks (still exact); the next turn refills."""
+    rng = random.Random(3)
+    pairs = []
+    for _ in range(20):
+        old = "".join(rng.choice("abcdefgh \n") for _ in range(2000))
+        new = list(old)
+        for at in rng.sample(range(2000), 40):
+            new[at] = "X"
+        pairs.append((old, "".join(new)))
+    spent: list[int] = []
+    real = merge_module._myers
+
+    def counting(a: str, b: str, max_work: int) -> Any:
+        hunks, work = real(a, b, max_work)
+        spent.append(work)
+        return hunks, work
+
+    merge_module._myers = counting  # type: ignore[assignment]
+    try:
+        for old, new in pairs:
+            assert apply(old, diff(old, new)) == new
+        assert sum(spent) <= merge_module.MAX_DIFF_WORK_PER_TURN + merge_module.MAX_DIFF_WORK
+        assert len(diff(*pairs[0])) == 1  # the budget is spent: coarse
+        await asyncio.sleep(0)
+        assert len(diff(*pairs[0])) > 1  # a new turn: a fine diff again
+    finally:
+        merge_module._myers = real  # type: ignore[assignment]

@@ -19,6 +19,7 @@ few milliseconds.
 
 from __future__ import annotations
 
+import asyncio
 import heapq
 import itertools
 from dataclasses import dataclass
@@ -32,6 +33,10 @@ from .text import Edit, common_affixes
 MAX_DIFF_WORK = 10_000
 #: Characters the fine diff may compare along runs of equal text (in C, a block at a time: ~10 ms).
 MAX_DIFF_CHARS = 32 * 1024 * 1024
+#: Steps all the fine diffs run in one turn of the event loop may spend together: a batch of 1,000 whole-source
+#: cell updates must not cost the loop 1,000 times one diff. Past it, the turn's diffs settle for one coarse
+#: hunk each (found in C); the next turn has the whole budget again.
+MAX_DIFF_WORK_PER_TURN = 20_000
 #: Hunks closer than this many unchanged characters (on one line) are one change: a rewritten word is
 #: one hunk, not the letters it happens to share with the old word, so typing inside it conflicts.
 MIN_GAP = 8
@@ -97,10 +102,40 @@ def diff(old: str, new: str, *, max_work: int = MAX_DIFF_WORK) -> list[Hunk]:
     coarse = [Hunk(prefix, prefix + len(a), b)]
     if not a or not b:
         return coarse
-    fine = _myers(a, b, max_work)
+    fine, spent = _myers(a, b, _TURN.allowed(max_work))
+    _TURN.spend(spent)
     if fine is None:
         return coarse
     return [Hunk(prefix + h.start, prefix + h.end, h.insert) for h in _coalesce(fine, a)]
+
+
+class _TurnBudget:
+    """What is left of :data:`MAX_DIFF_WORK_PER_TURN` in the running loop's current turn (a diff run where no
+    loop runs, in a worker thread, holds no loop: only its own ``max_work`` bounds it)."""
+
+    def __init__(self) -> None:
+        self.left = MAX_DIFF_WORK_PER_TURN
+        self.loop: asyncio.AbstractEventLoop | None = None  # whose next turn refills it (None: nothing spent)
+
+    def allowed(self, max_work: int) -> int:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return max_work
+        if self.loop is not loop:  # first spending in this turn (or a refill lost with a closed loop)
+            self.left, self.loop = MAX_DIFF_WORK_PER_TURN, loop
+            loop.call_soon(self._refill)
+        return min(max_work, self.left)
+
+    def spend(self, work: int) -> None:
+        if self.loop is not None:
+            self.left -= work
+
+    def _refill(self) -> None:
+        self.left, self.loop = MAX_DIFF_WORK_PER_TURN, None
+
+
+_TURN = _TurnBudget()
 
 
 def _coalesce(hunks: list[Hunk], old: str) -> list[Hunk]:
@@ -116,9 +151,9 @@ def _coalesce(hunks: list[Hunk], old: str) -> list[Hunk]:
     return merged
 
 
-def _myers(a: str, b: str, max_work: int) -> list[Hunk] | None:
-    """Myers' shortest edit script as hunks of ``a``; None when it would cost more than ``max_work`` steps or
-    compare more than :data:`MAX_DIFF_CHARS` characters.
+def _myers(a: str, b: str, max_work: int) -> tuple[list[Hunk] | None, int]:
+    """Myers' shortest edit script as hunks of ``a`` (None when it would cost more than ``max_work`` steps or
+    compare more than :data:`MAX_DIFF_CHARS` characters), and the steps it spent.
 
     Runs of equal characters (the snakes) are compared a block at a time in C (:func:`_snake`) and the
     script is kept as its edits only, never character by character: a megabyte of unchanged text between
@@ -139,12 +174,12 @@ def _myers(a: str, b: str, max_work: int) -> list[Hunk] | None:
             x += run
             v[k] = x
             if x >= n and y + run >= m:
-                return _edits(trace, n, m, b)
+                return _edits(trace, n, m, b), work
             if chars >= MAX_DIFF_CHARS:
-                return None
+                return None, work
         if work > max_work:
-            return None
-    return None  # pragma: no cover - the loop always finds the script by d = n + m
+            return None, work
+    return None, work  # pragma: no cover - the loop always finds the script by d = n + m
 
 
 def _snake(a: str, b: str, x: int, y: int, limit: int) -> int:
