@@ -32,6 +32,9 @@ _HOP_BY_HOP = frozenset(
     {b"connection", b"keep-alive", b"transfer-encoding", b"content-length", b"te", b"trailer", b"upgrade"}
 )
 
+#: Bytes of a response body written per loop turn.
+_SLICE = 256 * 1024
+
 
 class TornadoASGIBridge:
     """One ASGI request/response cycle over one Tornado request handler.
@@ -99,8 +102,15 @@ class TornadoASGIBridge:
             if not self._started:
                 raise RuntimeError("ASGI app sent a body before http.response.start")
             chunk = message.get("body", b"")
-            if chunk:
-                self.handler.write(chunk)
+            # A big body goes out a slice at a time, the loop free between slices: one write of a 10 MB
+            # answer would hold the loop every notebook and kernel share for as long as it takes to copy.
+            view = memoryview(chunk)
+            while len(view) > _SLICE and not self._disconnected.is_set():
+                self.handler.write(bytes(view[:_SLICE]))
+                view = view[_SLICE:]
+                await self._flush()
+            if view and not self._disconnected.is_set():
+                self.handler.write(bytes(view) if len(view) < len(chunk) else chunk)
             if message.get("more_body", False):
                 await self._flush()
             else:

@@ -158,7 +158,7 @@ class ContentsAdapter:
             model = {"type": "notebook", "format": "json", "content": nb}
         else:
             model = {"type": "file", "format": "text", "content": content}
-        await self._call(self.manager.save(model, path), path)
+        await self._call(self.manager.save(model, path), path, action="create")
         return path
 
     async def rename(self, path: str, new_path: str) -> tuple[str, str]:
@@ -190,9 +190,16 @@ class ContentsAdapter:
             raise InvalidArgument(f"{copy_path!r} already exists: copy to a free path")
         await self._require_parent(copy_path)
         try:
-            await self._call(self.manager.copy(path, copy_path), path, action="copy")
-        except BaseException:
+            await ensure_async(self.manager.copy(path, copy_path))
+        except BaseException as exc:
             await self._remove_leftover(copy_path)
+            # The source was found above: what fails is reading it (not a notebook), or writing the copy.
+            if isinstance(exc, HTTPError) and "Unreadable Notebook" in str(exc.log_message or exc.reason or ""):
+                raise translate(exc, path, action="copy", root=self._root()) from None
+            if isinstance(exc, HTTPError):
+                raise translate(exc, copy_path, action="copy to", root=self._root()) from None
+            if isinstance(exc, OSError):
+                raise InvalidArgument(f"cannot copy to {copy_path!r}: {os_reason(exc, self._root())}") from None
             raise
         return path, copy_path
 

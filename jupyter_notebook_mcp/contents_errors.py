@@ -16,13 +16,22 @@ from tornado.web import HTTPError
 
 from .errors import InvalidArgument, NotFound, PermissionDenied
 
+#: Actions that write ``path`` (a new file, or a copy's destination): a refusal is about writing there.
+WRITES = frozenset({"create", "copy to"})
+
 
 def translate(exc: HTTPError, path: str, *, action: str = "read", root: str | None = None) -> Exception:
+    """The agent's error for the contents manager's ``exc`` on ``path`` (for a copy: its destination)."""
     if exc.status_code == 404:
         if action == "read":  # reads that reach the manager are directory listings and models
             return NotFound(f"no such directory {path!r}: list the parent directory to see what exists")
         return NotFound(f"cannot {action} {path!r}: it (or the directory it goes to) no longer exists")
     if exc.status_code == 403:
+        if action in WRITES:
+            return PermissionDenied(
+                f"cannot {action} {path!r}: the server may not write there (permission denied); "
+                "pick a folder it can write to"
+            )
         return PermissionDenied(f"the server refuses access to {path!r}")
     return InvalidArgument(f"cannot {action} {path!r}: {reason(exc, root)}")
 

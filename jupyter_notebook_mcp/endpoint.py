@@ -40,6 +40,7 @@ class EndpointHost(Protocol):
     presence: Any
     subscriptions: Any
     max_output_length: int
+    max_resource_length: int
     max_images_per_result: int
     max_image_bytes: int
     max_image_bytes_total: int
@@ -60,6 +61,7 @@ class EndpointHost(Protocol):
     max_request_body_size: int
     shutdown_timeout: float
     max_revision_bytes: int
+    max_read_memory_per_principal: int
 
 
 @dataclass(frozen=True)
@@ -72,14 +74,15 @@ class Endpoint:
 
 def build_endpoint(app: EndpointHost) -> Endpoint:
     """Wire the app's adapters and services into the MCP server and its session manager."""
-    revisions = Revisions(max_bytes=app.max_revision_bytes)
-    app.actors.on_end(lambda actor: revisions.forget(actor.key))  # a session's remembered reads end with it
+    revisions = Revisions(max_bytes=app.max_revision_bytes, max_principal_bytes=app.max_read_memory_per_principal)
+    app.actors.on_end(lambda actor: revisions.forget(actor.principal, actor.key))  # a session's own memory ends
     backends = Backends(
         contents=app.contents,
         rooms=app.rooms,
         kernels=app.kernels,
         execution=app.execution,
         max_output_length=app.max_output_length,
+        max_resource_length=app.max_resource_length,
         image_limits=ImageLimits(app.max_images_per_result, app.max_image_bytes, app.max_image_bytes_total),
         execution_enabled="execution" in app.tool_groups,
         actors=app.actors,

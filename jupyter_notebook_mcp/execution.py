@@ -23,6 +23,7 @@ from .errors import InvalidArgument, NotFound, Unavailable
 from .kernels import Kernel, KernelDied, KernelsAdapter
 from .render import output_images, render_outputs
 from .rooms import RoomsAdapter
+from .rooms.cells import type_and_source
 from .rooms.outputs import RunState, begin, end, write_batch
 
 log = logging.getLogger(__name__)
@@ -201,10 +202,10 @@ class ExecutionService:
         view = await self.rooms.notebook(path)
         codes = []
         for cell_id in cell_ids:
-            cell = view.cell(view.resolve(cell_id=cell_id))
-            if cell.cell_type != "code":
-                raise InvalidArgument(f"cell {cell_id!r} is a {cell.cell_type} cell: only code cells run")
-            codes.append((cell_id, cell.source))
+            cell_type, source = type_and_source(view.ycell(cell_id))  # not its outputs: they may be huge
+            if cell_type != "code":
+                raise InvalidArgument(f"cell {cell_id!r} is a {cell_type} cell: only code cells run")
+            codes.append((cell_id, source))
         kernel = await self.kernel(path)
         runs: list[CellRun] = []
         for cell_id, code in codes:

@@ -4,14 +4,15 @@ The handler is thin on purpose. It answers what must be answered before the SDK 
 Jupyter authentication and authorization on every verb, a 403 for an Origin Jupyter's CORS settings
 do not allow (Jupyter itself waves token requests through and answers 404 otherwise, which MCP
 clients read as "session gone"), an early 413 for an oversized body (Tornado would otherwise
-buffer up to its own 512 MiB limit before the SDK's 4 MiB check), and a 400 for a message whose JSON-RPC
-id is neither a string nor an integer (the SDK's handshake-era transport takes it for a notification and
-answers 202). Everything MCP — sessions, SSE, protocol versions, JSON-RPC errors — is the SDK's, reached
-through the ASGI bridge.
+buffer up to its own 512 MiB limit before the SDK's 4 MiB check), and a 400 for a body with a key repeated
+in an object or a JSON-RPC id that is neither a string nor an integer (:mod:`.requestbody`).
+Everything MCP — sessions, SSE, protocol versions, JSON-RPC errors — is the SDK's, reached through the
+ASGI bridge.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -27,6 +28,7 @@ from tornado import web
 from .asgi import TornadoASGIBridge
 from .ratelimit import RateLimiter
 from .request_state import STATE_HANDLER, STATE_USER
+from .requestbody import check as check_body
 
 
 class Runner(Protocol):
@@ -58,39 +60,22 @@ UNAUTHENTICATED = (
 )
 
 
-#: JSON-RPC's "Invalid Request" error code.
-INVALID_REQUEST = -32600
+#: The verbs the handler serves: a refusal of one of them waits for its (bounded) body, see MCPHandler.prepare.
+_VERBS = frozenset({"POST", "GET", "DELETE"})
 
 
-def invalid_id(body: bytes) -> str | None:
-    """Why a POSTed message's ``id`` is not one MCP allows (a string or an integer), or None.
+def _refused_first(verb: Callable[..., Awaitable[None] | None]) -> _Verb:
+    """Answer the refusal prepare() deferred until the body was read, before anything else runs."""
 
-    Only this is checked (everything else about the message is the SDK's): a message without an ``id`` is a
-    notification, a body that is not JSON or not one object gets the SDK's own error, and an error response
-    may carry ``"id": null`` (JSON-RPC's "the id of a request that could not be read").
-    """
-    try:
-        message = json.loads(body)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(message, dict) or "id" not in message:
-        return None
-    value = message["id"]
-    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
-        return None
-    if value is None and "error" in message and "method" not in message:
-        return None
-    kind = _JSON_KINDS.get(type(value), type(value).__name__)
-    return f"Invalid Request: a JSON-RPC id must be a string or an integer, not {kind}"
+    @functools.wraps(verb)
+    async def answer(self: MCPHandler, *args: Any, **kwargs: Any) -> None:
+        if self._refusal is not None:
+            raise self._refusal
+        result = verb(self, *args, **kwargs)
+        if result is not None:
+            await result
 
-
-_JSON_KINDS = {
-    type(None): "null",
-    bool: "a boolean",
-    float: "a non-integer number",
-    list: "an array",
-    dict: "an object",
-}
+    return answer
 
 
 @web.stream_request_body
@@ -107,8 +92,36 @@ class MCPHandler(APIHandler):
         self._bridge: TornadoASGIBridge | None = None
         self._principal_name: str | None = None
         self._retry_after = 1
+        self._refusal: web.HTTPError | None = None  # answered once the body is read (prepare)
+        self._close_connection = False
 
     async def prepare(self) -> None:  # type: ignore[override]
+        """Admit the request, or refuse it without breaking its kept-alive connection.
+
+        Tornado drops a connection whose request body it never read, after writing headers that promise to
+        keep it: a client retrying on 429 then met a broken pipe. So a refusal of a request whose body is
+        bounded (no body, or a Content-Length within ``max_request_body_size``) waits for the body, drops
+        it and then answers (:meth:`_refused_first`); any other refusal is answered at once with
+        ``Connection: close``, so the client knows to open a new connection.
+        """
+        try:
+            await self._admit()
+        except web.HTTPError as exc:
+            if self.request.method in _VERBS and self._body_bounded():
+                self._refusal = exc
+                return
+            self._close_connection = True
+            raise
+
+    def _body_bounded(self) -> bool:
+        headers = self.request.headers
+        if "chunked" in headers.get("Transfer-Encoding", "").lower():
+            return False
+        length = headers.get("Content-Length", "0").strip()
+        return length.isdigit() and int(length) <= self.extension.max_request_body_size
+
+    async def _admit(self) -> None:
+        """Every check before the body: Origin, credentials, rate, media type and announced size."""
         if not self._origin_allowed():
             self.log.warning("MCP: refused request from a disallowed Origin")
             raise web.HTTPError(403, "Origin not allowed")
@@ -144,6 +157,8 @@ class MCPHandler(APIHandler):
 
     def data_received(self, chunk: bytes) -> None:
         """Collect the body ourselves; past the limit (or a too-large Content-Length) drop it."""
+        if self._refusal is not None:
+            return  # refused already: the body is read only to keep the connection usable
         self._received += len(chunk)
         if self._received > self.extension.max_request_body_size:
             self._too_large = True
@@ -154,6 +169,7 @@ class MCPHandler(APIHandler):
 
     # Opening and using a session needs read on contents: each tool then asks for its own permission, so
     # a principal that may only read can call the read tools (and nothing else).
+    @_refused_first
     @web.authenticated
     @_needs_read
     async def post(self) -> None:
@@ -161,22 +177,22 @@ class MCPHandler(APIHandler):
             raise web.HTTPError(413, "Request body too large")
         body = b"".join(self._chunks)
         self._chunks = [body]
-        problem = invalid_id(body)
-        if problem is not None:
-            # The SDK's handshake-era transport takes such a request for a notification and answers 202 (its
-            # notification model ignores the unknown "id"); the modern era answers this 400 itself.
+        refusal = await check_body(body)
+        if refusal is not None:
+            # A repeated key, or an id the SDK's handshake-era transport would take for a notification's.
             self.set_status(400)
             self.set_header("Content-Type", "application/json")
-            error = {"code": INVALID_REQUEST, "message": problem}
-            self.finish(json.dumps({"jsonrpc": "2.0", "id": None, "error": error}))
+            self.finish(json.dumps(refusal.response()))
             return
         await self._serve()
 
+    @_refused_first
     @web.authenticated
     @_needs_read
     async def get(self) -> None:
         await self._serve()
 
+    @_refused_first
     @web.authenticated
     @_needs_read
     async def delete(self) -> None:
@@ -188,6 +204,8 @@ class MCPHandler(APIHandler):
         super().on_connection_close()
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
+        if self._close_connection:  # set here: send_error clears the headers set before it
+            self.set_header("Connection", "close")
         if status_code == 401:
             # What MCP clients (and RFC 6750) expect; the body says how to pass the Jupyter token.
             self.set_header("WWW-Authenticate", 'Bearer realm="jupyter", error="invalid_token"')

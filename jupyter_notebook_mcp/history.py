@@ -31,7 +31,7 @@ from .rooms.undo import UndoResult, UndoTracker
 class Version:
     version_id: str
     timestamp: float
-    source: str  # "agent", "user" or "restore"
+    source: str  # "agent", "user", "restore" or "disk" (the room reloaded its file, changed by another program)
     author: str
     summary: str
     updates: int = 1
@@ -157,6 +157,10 @@ def fold(rows: list[Row], interval: float) -> list[Version]:
                 last.authors.extend(a for a in authors if a not in last.authors)
             else:
                 versions.append(_version(row, "user", "", "", "edit", authors))
+        elif source == "disk":
+            versions.append(
+                _version(row, "disk", str(meta.get("author") or "file on disk"), str(meta.get("summary") or ""), "load")
+            )
         elif source == "run":
             summary = str(meta.get("summary") or "wrote outputs")
             author = str(meta.get("author") or "")

@@ -21,12 +21,12 @@ import ast
 import asyncio
 import contextlib
 import json
-import queue
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import InvalidArgument, NotFound, Unavailable
+from .kernel_messages import receive
 from .kernels import Execution, KernelsAdapter, drain
 from .render import cut
 
@@ -166,31 +166,41 @@ class OutputCollector:
         self.size = 0
         self.dropped = 0
         self._clear_pending = False
+        self._stream: list[str] | None = None  # the last output's stream text, in pieces (joined at the end)
+        self._displays: dict[str, list[dict[str, Any]]] = {}  # display id -> outputs showing it
+
+    def _clear(self) -> None:
+        self.outputs.clear()
+        self._stream = None
+        self._displays.clear()
 
     async def put(self, kind: str, content: dict[str, Any]) -> None:
         if kind == "clear_output":
             if content.get("wait"):
                 self._clear_pending = True
             else:
-                self.outputs.clear()
+                self._clear()
             return
         if self._clear_pending:
             self._clear_pending = False
-            self.outputs.clear()
-        size = len(json.dumps(content.get("data") or content.get("text") or content, default=str))
+            self._clear()
+        size = _size(content)
         if self.size + size > self.max_bytes:
             self.dropped += size
             return
         self.size += size
+        text = str(content.get("text", ""))
         if kind == "stream":
             last = self.outputs[-1] if self.outputs else None
-            if last and last["output_type"] == "stream" and last["name"] == content.get("name"):
-                last["text"] += str(content.get("text", ""))
+            if last and self._stream is not None and last["name"] == content.get("name"):
+                self._stream.append(text)  # one chunk after another: no copy of the whole stream each time
             else:
-                self.outputs.append(
-                    {"output_type": "stream", "name": content.get("name", "stdout"), "text": content.get("text", "")}
-                )
-        elif kind == "error":
+                self._join_stream()
+                self._stream = [text]
+                self.outputs.append({"output_type": "stream", "name": content.get("name", "stdout"), "text": ""})
+            return
+        self._join_stream()
+        if kind == "error":
             self.outputs.append(
                 {
                     "output_type": "error",
@@ -201,21 +211,36 @@ class OutputCollector:
             )
         elif kind == "update_display_data":
             display_id = (content.get("transient") or {}).get("display_id")
-            for output in self.outputs:
-                if display_id and output.get("display_id") == display_id:
-                    output["data"], output["metadata"] = content.get("data", {}), content.get("metadata", {})
+            for output in self._displays.get(display_id, []) if display_id else []:
+                output["data"], output["metadata"] = content.get("data", {}), content.get("metadata", {})
         else:  # display_data, execute_result
             output = {"output_type": kind, "data": content.get("data", {}), "metadata": content.get("metadata", {})}
             display_id = (content.get("transient") or {}).get("display_id")
             if display_id:
-                output["display_id"] = display_id
+                self._displays.setdefault(display_id, []).append(output)
             self.outputs.append(output)
 
     def finish(self) -> list[dict[str, Any]]:
+        self._join_stream()
         if self.dropped:
             note = f"[... {self.dropped} more bytes of output dropped (over {self.max_bytes} bytes)]\n"
             self.outputs.append({"output_type": "stream", "name": "stderr", "text": note})
         return self.outputs
+
+    def _join_stream(self) -> None:
+        if self._stream is not None and self.outputs:
+            self.outputs[-1]["text"] = "".join(self._stream)
+            self._stream = None
+
+
+def _size(content: dict[str, Any]) -> int:
+    """Bytes of an output message: the size of its JSON as the kernel sent it (``MessageContent.nbytes``), known
+    without serializing it again; else a bound from its strings (values of other types count 64 each)."""
+    nbytes = getattr(content, "nbytes", 0)
+    if nbytes:
+        return int(nbytes)
+    values = [*(content.get("data") or {}).values(), content.get("text"), *(content.get("traceback") or [])]
+    return sum(len(v) if isinstance(v, str) else 64 for v in values)
 
 
 class KernelInspector:
@@ -306,11 +331,8 @@ class KernelInspector:
             message = client.session.msg(msg_type, content)
             client.control_channel.send(message)
             while (left := deadline - time.monotonic()) > 0:
-                try:
-                    reply = await client.get_control_msg(timeout=min(left, 0.5))
-                except queue.Empty:
-                    continue
-                if reply.get("parent_header", {}).get("msg_id") == message["header"]["msg_id"]:
+                reply = await receive(client.control_channel, min(left, 0.5))
+                if reply is not None and reply.get("parent_header", {}).get("msg_id") == message["header"]["msg_id"]:
                     return dict(reply["content"])
         raise Unavailable(
             f"the kernel did not answer a {msg_type} within {self.timeout:g} s: it may be starting or stuck; "

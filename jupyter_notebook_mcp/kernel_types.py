@@ -53,6 +53,19 @@ class KernelChange:
     started: bool
 
 
+class MessageContent(dict[str, Any]):
+    """A kernel message's content, and ``nbytes``: the size of its JSON as the kernel sent it, so that what an
+    output costs is known without serializing it again."""
+
+    nbytes: int = 0
+
+    @classmethod
+    def of(cls, content: Any, nbytes: int) -> MessageContent:
+        made = cls(content if isinstance(content, dict) else {})
+        made.nbytes = nbytes
+        return made
+
+
 @dataclass
 class Execution:
     status: str  # "ok", "error", "timeout", "aborted"

@@ -7,7 +7,9 @@ We talk to the kernel through a client of our own whose *session identity is its
 with that identity, so another server-side client would silently steal our replies.
 
 Execution runs its own loop with a deadline (``execute_interactive`` has no timeout and misses a dead
-kernel), polls the kernel's liveness, interrupts on timeout, and serializes our requests per kernel.
+kernel), polls the kernel's liveness, interrupts on timeout, and serializes our requests per kernel. Its
+messages are read off the sockets by :mod:`.kernel_messages`, which decodes a big one (a 12 MB figure, a
+50 MB image) in a worker thread in steps that let the GIL go, not on the loop as jupyter_client would.
 """
 
 from __future__ import annotations
@@ -16,17 +18,16 @@ import asyncio
 import contextlib
 import logging
 import posixpath
-import queue
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
-import zmq
 from jupyter_client.session import Session
 from jupyter_core.utils import ensure_async
 
 from .errors import NotFound, Unavailable
+from .kernel_messages import decode, receive, receive_ready
 from .kernel_types import Execution, Kernel, KernelChange, KernelDied, KernelSpec, RunningKernel, died_message
 
 log = logging.getLogger(__name__)
@@ -60,22 +61,18 @@ OUTPUT_MESSAGES = frozenset(
 )
 
 
-def drain(channel: Any) -> list[dict[str, Any]]:
-    """The messages the channel's socket already holds (bounded by ``DRAIN_MESSAGES`` and ``DRAIN_BYTES``),
-    read without waiting: a non-blocking receive never yields to the loop."""
-    socket = getattr(channel, "socket", None)
-    messages: list[dict[str, Any]] = []
+def drain(channel: Any) -> list[list[Any]]:
+    """The frames of the messages the channel's socket already holds (bounded by ``DRAIN_MESSAGES`` and
+    ``DRAIN_BYTES``), read without waiting and without copying: a non-blocking receive never yields to the
+    loop. :func:`kernel_messages.decode` decodes them."""
+    messages: list[list[Any]] = []
     size = 0
-    while socket is not None and len(messages) < DRAIN_MESSAGES and size < DRAIN_BYTES:
-        try:
-            parts = socket.recv_multipart(zmq.DONTWAIT, copy=True)
-            if not isinstance(parts, list):  # an asyncio socket hands back a future that is already done
-                parts = parts.result()
-        except zmq.Again:
+    while len(messages) < DRAIN_MESSAGES and size < DRAIN_BYTES:
+        parts = receive_ready(channel)
+        if parts is None:
             break
         size += sum(len(part) for part in parts)
-        _, frames = channel.session.feed_identities(parts)
-        messages.append(channel.session.deserialize(frames))
+        messages.append(parts)
     return messages
 
 
@@ -204,9 +201,8 @@ class KernelsAdapter:
             await self.interrupt(kernel_id)
             end = time.monotonic() + 10
             while time.monotonic() < end:
-                try:
-                    msg = await client.get_iopub_msg(timeout=0.2)
-                except queue.Empty:
+                msg = await receive(client.iopub_channel, 0.2)
+                if msg is None:
                     continue
                 if (
                     msg.get("parent_header", {}).get("msg_id") == msg_id
@@ -236,12 +232,13 @@ class KernelsAdapter:
                 if not await ensure_async(km.is_alive()):
                     self._forget(kernel_id)
                     raise KernelDied(died_message(km, running=True))
-            try:
-                first = await client.get_iopub_msg(timeout=0.1)
-            except queue.Empty:
+            first = await receive(client.iopub_channel, 0.1)
+            if first is None:
                 continue
             idle = False
-            for msg in [first, *drain(client.iopub_channel)]:
+            queued: list[dict[str, Any] | list[Any]] = [first, *drain(client.iopub_channel)]
+            for item in queued:
+                msg = item if isinstance(item, dict) else await decode(client.iopub_channel.session, item)
                 if msg.get("parent_header", {}).get("msg_id") != msg_id:
                     continue
                 kind = msg["msg_type"]
@@ -268,11 +265,8 @@ class KernelsAdapter:
         replies on our client's shell channel are skipped."""
         end = time.monotonic() + timeout
         while (left := end - time.monotonic()) > 0:
-            try:
-                msg = await client.get_shell_msg(timeout=min(left, 0.5))
-            except queue.Empty:
-                continue
-            if msg.get("parent_header", {}).get("msg_id") == msg_id:
+            msg = await receive(client.shell_channel, min(left, 0.5))
+            if msg is not None and msg.get("parent_header", {}).get("msg_id") == msg_id:
                 return dict(msg["content"])
         return None
 

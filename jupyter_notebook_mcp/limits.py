@@ -99,9 +99,27 @@ class Limits(Configurable):
 
     max_revision_bytes = Int(
         64 * 1024 * 1024,
-        help="""Bytes of cell and document text kept so that an agent's edit can be merged from the text it
-        read (its base_revision) onto the live text. Least recently used texts are dropped past this; an
-        edit naming a dropped revision is refused unless the text has not changed. Default: 64 MiB.""",
+        help="""Bytes of memory the cell and document texts kept so that an agent's edit can be merged from
+        the text it read (its base_revision, or the last one served to it) onto the live text may take, as
+        Python holds them (a text with one emoji costs 4 bytes a character). Least recently used texts are
+        dropped past this; an edit from a dropped text is refused unless the text has not changed.
+        Default: 64 MiB.""",
+    ).tag(config=True)
+
+    max_read_memory_per_principal = Int(
+        4 * 1024 * 1024,
+        help="""Bytes one credential's memory of which revision it was last served of each cell and text
+        document may take (also at most 10000 entries); an edit without base_revision is based on it. Least
+        recently used entries are dropped past this; after that, an edit without base_revision of a text this
+        memory no longer knows is refused with the live text and its revision. Default: 4 MiB.""",
+    ).tag(config=True)
+
+    max_resource_length = Int(
+        100_000,
+        help="""Characters of text one resources/read returns (a notebook's sources and output texts, a text
+        document); a longer read is cut and says what it left out and which tool call reads on (get_notebook
+        from a cell index, get_document from an offset). Images of a cell read follow max_images_per_result,
+        max_image_bytes and max_image_bytes_total. Default: 100000 (as the tools' max_content_length).""",
     ).tag(config=True)
 
     max_sessions_per_principal = Int(

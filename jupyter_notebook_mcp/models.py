@@ -228,7 +228,9 @@ class CellUpdateInput(BaseModel):
     operations: list[TextUpdateOp] | None = Field(
         default=None, description="Or edits at offsets of the source (no read needed)."
     )
-    base_revision: str | None = Field(default=None, description="revision of the source you read.")
+    base_revision: str | None = Field(
+        default=None, description="Revision you read (default: your last read of it); typing since is kept."
+    )
     cell_type: CellType | None = Field(default=None, description="New type: code, markdown or raw.")
     expected_source: str | None = Field(default=None, description="Refuse unless the live source is this.")
 
@@ -301,7 +303,7 @@ class TextDeleteOp(BaseModel):
 class HistoryVersion(BaseModel):
     version_id: str = Field(description="Pass to get_document_version or restore_document_version.")
     timestamp: str = Field(description="ISO 8601 time of the version's last change.")
-    source: Literal["agent", "user", "restore"]
+    source: Literal["agent", "user", "restore", "disk"] = Field(description="disk: reloaded from the file.")
     author: str = Field(description="The agent's name, or the people whose edits these are (when known).")
     summary: str
     changes: int = Field(description="Stored updates folded into this version (keystrokes, output writes).")
@@ -324,7 +326,7 @@ class VersionContent(BaseModel):
     path: str
     version_id: str
     timestamp: str
-    source: Literal["agent", "user", "restore"]
+    source: Literal["agent", "user", "restore", "disk"]
     summary: str
     cells: list[VersionCell] | None = Field(description="Notebooks: the requested cells of that version.")
     cell_count: int | None = Field(default=None, description="Notebooks: how many cells that version had.")

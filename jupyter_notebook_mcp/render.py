@@ -32,6 +32,12 @@ _REPR_MAX = 300
 _HTML_PER_CHAR = 16
 _HTML_MIN = 1 << 14
 _HTML_MAX = 1 << 15
+#: Characters of a JSON output serialized to read it: past this the rest is not serialized (a 12 MB figure would
+#: hold the loop for a second), and the marker says only that more than this many characters were not read.
+_JSON_MAX = 1 << 18
+#: An image longer than this (base64 characters) is handed on as it is, never copied to drop line breaks: it is far
+#: past any image a result may carry (``ImageLimits.each``) and is only counted as left out.
+_IMAGE_COPY_MAX = 16 << 20
 
 
 def strip_ansi(text: str) -> str:
@@ -40,7 +46,7 @@ def strip_ansi(text: str) -> str:
 
 #: The markers :func:`cut` and a partly read HTML output end with; a cell source sent back with one was
 #: written from a cut read.
-CUT_MARKER = re.compile(r"\n\[\.\.\. \d+ more characters (?:cut|of HTML not read)\]")
+CUT_MARKER = re.compile(r"\n\[\.\.\. (?:over )?\d+ more characters (?:cut|of (?:HTML|JSON) not read)\]")
 
 
 def cut(text: str, max_length: int) -> str:
@@ -87,8 +93,24 @@ def _rich(data: dict[str, Any], max_length: int | None) -> tuple[str, bool] | No
         value = data["application/json"]
         if isinstance(value, str):
             return value, False
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str), False
+        return _json(value, max_length), True
     return None
+
+
+def _json(value: Any, max_length: int | None) -> str:
+    """Compact JSON of ``value`` cut at ``max_length``, serialized piece by piece only as far as needed: up to
+    ``_JSON_MAX`` characters past the cut to count what is cut, never the whole of a huge value."""
+    limit = (1 << 20) if max_length is None else max_length
+    encoder = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str)
+    pieces: list[str] = []
+    read = 0
+    for piece in encoder.iterencode(value):  # not one-shot: the pure-Python encoder, a generator
+        pieces.append(piece)
+        read += len(piece)
+        if read > limit + _JSON_MAX:
+            text = "".join(pieces)
+            return f"{text[:limit]}\n[... over {_JSON_MAX} more characters of JSON not read]"
+    return cut("".join(pieces), limit)
 
 
 def output_text(output: dict[str, Any], max_length: int | None = None) -> tuple[str, str | None]:
@@ -100,16 +122,30 @@ def output_text(output: dict[str, Any], max_length: int | None = None) -> tuple[
     return (text if done or max_length is None else cut(text, max_length)), mime
 
 
+def _clean(text: str, max_length: int | None) -> tuple[str, bool]:
+    """``text`` without ANSI codes, and whether it is cut already: of a text far longer than ``max_length`` only
+    the head is scanned for codes (the rest is counted as cut), so a 100 MB stream costs what its head costs."""
+    head = len(text) if max_length is None else 4 * max_length + 4096
+    if len(text) <= head:
+        return strip_ansi(text), False
+    shown = strip_ansi(text[:head])
+    assert max_length is not None
+    if len(shown) <= max_length:  # the head was mostly codes: show what it holds
+        max_length = len(shown)
+    return f"{shown[:max_length]}\n[... {len(shown) - max_length + len(text) - head} more characters cut]", True
+
+
 def _text(output: dict[str, Any], max_length: int | None) -> tuple[str, str | None, bool]:
     kind = output.get("output_type")
     if kind == "stream":
-        return strip_ansi(_joined(output.get("text", ""))), None, False
+        text, done = _clean(_joined(output.get("text", "")), max_length)
+        return text, None, done
     if kind == "error":
         traceback = strip_ansi("\n".join(output.get("traceback") or []))
         head = f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
         return (f"{head}\n{traceback}" if traceback else head), None, False
     data = output.get("data") or {}
-    plain = strip_ansi(_joined(data["text/plain"])) if "text/plain" in data else None
+    plain, plain_done = _clean(_joined(data["text/plain"]), max_length) if "text/plain" in data else (None, False)
     if plain is not None and is_repr(plain):
         plain = None
     for mime in _IMAGE_TYPES:
@@ -118,7 +154,7 @@ def _text(output: dict[str, Any], max_length: int | None) -> tuple[str, str | No
             size = len(_joined(data[mime]))
             return f"[{mime} image, {size} bytes{': ' + alt if alt else ''}]", mime, False
     if plain is not None:
-        return plain, None, False
+        return plain, None, plain_done
     rich = _rich(data, max_length)
     if rich is not None:
         return rich[0], None, rich[1]
@@ -147,7 +183,8 @@ def output_images(outputs: list[dict[str, Any]], mimes: tuple[str, ...] = CONTEN
         data = output.get("data") or {}
         for mime in mimes:
             if mime in data:
-                images.append((mime, _joined(data[mime]).replace("\n", "")))
+                image = _joined(data[mime])
+                images.append((mime, image if len(image) > _IMAGE_COPY_MAX else image.replace("\n", "")))
                 break
     return images
 

@@ -13,7 +13,9 @@ We serve ``resources/list``, ``resources/templates/list`` and ``resources/read``
 through MCPServer's resource manager: a listing of every file is paged (no static registry holds it), a
 cell is several contents (MCPServer reads give one), and a missing resource gets the error code of the
 request's protocol era. Like tools, every read goes through the live room and asks Jupyter's
-authorizer for read on ``contents``; our errors become protocol errors at this one boundary.
+authorizer for read on ``contents``; our errors become protocol errors at this one boundary. Like tools,
+every read is bounded: at most ``max_resource_length`` characters of text (and a tool result's image limits),
+and a cut read says what it left out and which tool call reads on (:mod:`.resource_notebooks`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ import json
 import logging
 import mimetypes
 import secrets
-from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -35,7 +36,6 @@ from mcp_types import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     Annotations,
-    BlobResourceContents,
     ListResourcesResult,
     ListResourceTemplatesResult,
     PaginatedRequestParams,
@@ -49,8 +49,9 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .contents import Entry, matcher, walk_after
 from .errors import InvalidArgument, NotebookMCPError, NotFound
-from .render import cut, output_text, render_outputs
-from .rooms import CellData
+from .render import cut
+from .resource_notebooks import Contents, Page, as_json, cell_contents, markdown, source_mime
+from .resource_notebooks import page as read_page
 from .subscriptions import ResourceRef, parse_uri
 from .tools.registry import READ, Backends, authorize
 from .tools.views import Reads
@@ -64,13 +65,9 @@ PAGE_SIZE = 100
 MAX_LISTED = 1000
 """``resources/list`` lists at most this many notebooks and text documents, in pages of ``PAGE_SIZE``."""
 
-MAX_IMAGE_BYTES = 4 * 1024 * 1024
-"""Base64 bytes of images one cell read returns as blobs; images past it come as their text marker."""
-
 _TEXT_APPLICATIONS = frozenset(
     {"application/json", "application/javascript", "application/xml", "application/x-sh", "application/toml"}
 )
-_BLOB_IMAGES = ("image/png", "image/jpeg", "image/gif", "image/svg+xml")
 
 TEMPLATES = [
     ResourceTemplate(
@@ -180,9 +177,6 @@ def _protocol_error(exc: NotebookMCPError) -> MCPError:
     return MCPError(code=INVALID_PARAMS, message=str(exc))
 
 
-Contents = list[TextResourceContents | BlobResourceContents]
-
-
 class _Readers:
     """What each resource URI reads, and the paged listing."""
 
@@ -196,13 +190,7 @@ class _Readers:
             return [await self.document(ctx, uri, ref.path)]
         if ref.cell_id is not None:
             return await self.cell(ctx, uri, ref.path, ref.cell_id)
-        views: dict[str, Callable[[Context, str], Awaitable[tuple[str, str]]]] = {
-            "": self.notebook_markdown,
-            "json": self.notebook_json,
-            "cells": self.notebook_cells,
-        }
-        text, mime = await views[ref.view](ctx, ref.path)
-        return [_text(uri, text, mime)]
+        return [await self.notebook(ctx, uri, ref.path, ref.view)]
 
     # -- the listing ----------------------------------------------------------------------------
     async def page(self, cursor: str | None) -> tuple[list[Resource], str | None]:
@@ -238,74 +226,58 @@ class _Readers:
         ]
         return json.dumps({"notebooks": items, "truncated": truncated})
 
-    # -- notebooks ------------------------------------------------------------------------------
-    async def cells_json(self, ctx: Context, path: str) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
+    # -- notebooks (resource_notebooks: bounded by max_resource_length) -------------------------------
+    async def notebook_page(self, ctx: Context, path: str) -> Page:
         path = await self.b.contents.require(path, "notebook")
         view = await self.b.rooms.notebook(path)
         reads = Reads(self.b, ctx, path)
-        limit = self.b.max_output_length
-        cells = [_cell_json(c, reads.served(c.source, c.id), limit) for c in view.all_cells()]
-        return path, cells, view.notebook_metadata()
 
-    async def notebook_markdown(self, ctx: Context, path: str) -> tuple[str, str]:
-        path, cells, metadata = await self.cells_json(ctx, path)
-        language = (metadata.get("language_info") or {}).get("name") or "python"
-        parts = [f"# {path}\n"]
-        for cell in cells:
-            header = f"<!-- cell {cell['index']} id={cell['id']} {cell['cell_type']} revision={cell['revision']} -->"
-            if cell["cell_type"] == "markdown":
-                parts.append(f"{header}\n{cell['source']}\n")
-            elif cell["cell_type"] == "raw":
-                parts.append(f"{header}\n```\n{cell['source']}\n```\n")
-            else:
-                count = cell["execution_count"]
-                parts.append(
-                    f"{header} [{count if count is not None else ' '}]\n```{language}\n{cell['source']}\n```\n"
-                )
-                for output in cell["outputs"]:
-                    parts.append(f"```text\n{output['text']}\n```\n")
-        return "\n".join(parts), "text/markdown"
+        def served(source: str, cell_id: str, source_cut: bool) -> str:
+            return reads.served(source, cell_id, cut=source_cut)
 
-    async def notebook_json(self, ctx: Context, path: str) -> tuple[str, str]:
-        path, cells, metadata = await self.cells_json(ctx, path)
-        body = {"path": path, "cell_count": len(cells), "metadata": metadata, "cells": cells}
-        return json.dumps(body), "application/json"
+        return read_page(view, path, served, self.b.max_resource_length, self.b.max_output_length)
 
-    async def notebook_cells(self, ctx: Context, path: str) -> tuple[str, str]:
-        _, cells, _ = await self.cells_json(ctx, path)
-        return json.dumps(cells), "application/json"
+    async def notebook(self, ctx: Context, uri: str, path: str, view: str) -> TextResourceContents:
+        result = await self.notebook_page(ctx, path)
+        limit = self.b.max_resource_length
+        if view == "":
+            return _text(uri, markdown(result, limit), "text/markdown", result.meta())
+        if view == "json":
+            return _text(uri, as_json(result), "application/json", result.meta())
+        return _text(uri, json.dumps(result.cells), "application/json", result.meta())
 
     async def cell(self, ctx: Context, uri: str, path: str, cell_id: str) -> Contents:
         """The cell's source first (typed by the cell: code in its language, Markdown), then each output."""
         path = await self.b.contents.require(path, "notebook")
         view = await self.b.rooms.notebook(path)
         cell = view.cell(view.resolve(cell_id=cell_id))
+        limit = self.b.max_resource_length
         meta = {
             "cell_id": cell.id,
             "cell_type": cell.cell_type,
             "index": cell.index,
             "execution_count": cell.execution_count,
-            "revision": Reads(self.b, ctx, path).served(cell.source, cell.id),
+            "revision": Reads(self.b, ctx, path).served(cell.source, cell.id, cut=len(cell.source) > limit),
         }
-        contents: Contents = [_text(uri, cell.source, _source_mime(cell.cell_type, view.notebook_metadata()), meta)]
-        budget = MAX_IMAGE_BYTES
-        for position, output in enumerate(cell.outputs):
-            output_meta = {"output_index": position, "output_type": output.get("output_type", "unknown")}
-            blob = _image(output)
-            if blob is not None and len(blob[1]) <= budget:
-                budget -= len(blob[1])
-                contents.append(BlobResourceContents(uri=uri, blob=blob[1], mime_type=blob[0], _meta=output_meta))
-                continue
-            text, _ = output_text(output, self.b.max_output_length)
-            contents.append(_text(uri, cut(text, self.b.max_output_length), "text/plain", output_meta))
-        return contents
+        mime = source_mime(cell.cell_type, view.notebook_metadata())
+        return cell_contents(uri, path, cell, meta, mime, (limit, self.b.max_output_length, self.b.image_limits))
 
     # -- text documents -------------------------------------------------------------------------
     async def document(self, ctx: Context, uri: str, path: str) -> TextResourceContents:
+        """The live text, cut at ``max_resource_length`` with a marker saying how to read on."""
         path = await self.b.contents.require(path, "file")
         text = (await self.b.rooms.text(path)).text
-        revision = Reads(self.b, ctx, path).served(text)
-        return _text(uri, text, text_mime(path) or "text/plain", {"revision": revision})
+        limit = self.b.max_resource_length
+        truncated = len(text) > limit
+        revision = Reads(self.b, ctx, path).served(text, cut=truncated)
+        meta: dict[str, Any] = {"revision": revision}
+        if truncated:
+            meta.update(truncated=True, size=len(text), next_offset=limit)
+            text = (
+                f"{cut(text, limit)}\n[... this read stops at {limit} characters: read on with the tool "
+                f"get_document(path={path!r}, offset={limit})]"
+            )
+        return _text(uri, text, text_mime(path) or "text/plain", meta)
 
 
 def _text(uri: str, text: str, mime: str, meta: dict[str, Any] | None = None) -> TextResourceContents:
@@ -354,42 +326,3 @@ def _decode_cursor(cursor: str | None) -> tuple[int, int, str]:
     if not valid or not 0 < listed < MAX_LISTED or directories < 0 or not after:
         raise InvalidArgument("invalid cursor: list again without one")
     return listed, directories, after
-
-
-def _source_mime(cell_type: str, metadata: dict[str, Any]) -> str:
-    if cell_type == "markdown":
-        return "text/markdown"
-    if cell_type != "code":
-        return "text/plain"
-    info = metadata.get("language_info") or {}
-    mime = info.get("mimetype")
-    if isinstance(mime, str) and "/" in mime:
-        return mime
-    language = info.get("name") or (metadata.get("kernelspec") or {}).get("language") or "python"
-    return f"text/x-{language}"
-
-
-def _image(output: dict[str, Any]) -> tuple[str, str] | None:
-    """(MIME type, base64) of an output's image, the first of the types a client can show."""
-    data = output.get("data") or {}
-    for mime in _BLOB_IMAGES:
-        value = data.get(mime)
-        if value is None:
-            continue
-        text = "".join(value) if isinstance(value, list) else str(value)
-        if mime == "image/svg+xml":  # stored as XML text
-            return mime, base64.b64encode(text.encode()).decode()
-        return mime, text.replace("\n", "")
-    return None
-
-
-def _cell_json(cell: CellData, revision: str, max_output_length: int) -> dict[str, Any]:
-    return {
-        "index": cell.index,
-        "id": cell.id,
-        "cell_type": cell.cell_type,
-        "source": cell.source,
-        "revision": revision,
-        "execution_count": cell.execution_count,
-        "outputs": render_outputs(cell.outputs, max_output_length),
-    }

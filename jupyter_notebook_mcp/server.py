@@ -33,6 +33,7 @@ from mcp_types import Tool as MCPTool
 from ._version import __version__
 from .errors import NotebookMCPError
 from .event_store import MemoryEventStore
+from .notices import CallNotices, current
 from .prompts import register_prompts
 from .resources import register_resources
 from .sessions import ScopedSessionManager
@@ -56,6 +57,9 @@ INSTRUCTIONS = """\
 You are connected to a live Jupyter server. Paths are relative to the Jupyter root and use '/'.
 Notebooks and files may be open in JupyterLab by people editing at the same time as you: read
 before you edit, and address cells by id. Use list_notebooks or list_documents to find files.
+Never write a notebook or an open file directly (shell, file APIs, another program): the live
+document is reloaded from the file, replacing edits not yet saved, yours and people's. Edit with
+these tools; a result's "notice" says when a file changed on disk or could not be saved.
 """
 
 
@@ -79,12 +83,19 @@ def build_server(
         specs.extend(conformance_tools())
         enabled.append("testing")
     presence = backends.presence
+    read_only_tools = {spec.name for spec in specs if spec.read_only}
 
     def touch(ctx: Any) -> None:
-        presence.touch(backends.actors.of(ctx))
+        actor = backends.actors.of(ctx)
+        call = current()
+        if call is not None:
+            call.principal = actor.key  # whom the call's news about a document is for
+        if presence:
+            presence.touch(actor)
 
-    names = register(server, specs, groups=enabled, read_only=read_only, on_call=touch if presence else None)
+    names = register(server, specs, groups=enabled, read_only=read_only, on_call=touch)
     server.middleware.append(StrictArguments(server.input_schema))
+    server.middleware.append(CallNotices(read_only_tools.__contains__))
     server.middleware.append(CachedToolList())
     register_resources(server, backends)
     register_prompts(server, backends)

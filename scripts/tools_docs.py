@@ -37,7 +37,9 @@ Jupyter root with `/` separators. A bad argument, a refused path or a missing fi
 
 Arguments are strict: every input schema is closed (`additionalProperties: false`, nested objects too),
 and an argument or field a tool does not list below is a tool error naming it and the closest valid
-name, with nothing done.
+name, with nothing done. Values are not coerced: an integer argument given `"0"` or `true`, or a boolean
+given `"false"` or `0`, is a tool error naming the argument and the type it takes (`argument 'exec' must be a
+boolean (true or false), not a string ('false')`). An argument whose default is `null` may be given as `null`.
 
 Admins choose the groups (`JupyterNotebookMCP.tool_groups`) and can expose only read-only tools
 (`JupyterNotebookMCP.read_only`).

@@ -17,6 +17,7 @@ import zmq
 import zmq.asyncio
 from jupyter_client.session import Session
 
+from jupyter_notebook_mcp.kernel_messages import decode, decode_small, loads
 from jupyter_notebook_mcp.kernels import DRAIN_BYTES, DRAIN_MESSAGES, drain
 
 
@@ -58,7 +59,7 @@ async def test_a_drain_takes_every_queued_message_without_yielding(pair: tuple[A
     await until_ready(channel)
     taken: list[dict[str, Any]] = []
     while len(taken) < 100:  # zmq hands over what the I/O thread received; the rest follows
-        taken.extend(drain(channel))
+        taken.extend(decode_small(channel.session, parts) for parts in drain(channel))  # frames, not decoded
         if len(taken) < 100:
             await until_ready(channel)
     assert [m["content"]["text"] for m in taken] == [f"x{i}\n" for i in range(100)]
@@ -81,3 +82,39 @@ async def test_a_drain_is_bounded_by_count_and_bytes(pair: tuple[Any, Channel]) 
         await until_ready(channel)
         sizes.append(len(drain(channel)))
     assert max(sizes) <= 5, sizes  # about DRAIN_BYTES per drain: at most one message past the bound
+
+
+async def test_a_big_message_is_decoded_as_jupyter_client_decodes_it(pair: tuple[Any, Channel]) -> None:
+    """Past BIG_MESSAGE a message is decoded in a worker thread by our own steps: the same message as
+    jupyter_client's, its content's size known, and a forged signature refused."""
+    sender, channel = pair
+    figure = {"data": [{"x": [i / 7 for i in range(50_000)], "name": 'é"\\n'}], "layout": {}, "n": [None, True, -1]}
+    channel.session.send(sender, "display_data", {"data": {"application/json": figure}, "metadata": {}})
+    await until_ready(channel)
+    [parts] = drain(channel)
+    message = await decode(channel.session, parts)
+    _, frames = channel.session.feed_identities([bytes(part.bytes) for part in parts])
+    expected = Session(key=b"k").deserialize(frames)
+    assert message["content"] == expected["content"] and message["header"] == expected["header"]
+    assert message["content"].nbytes == len(frames[4]) > 500_000
+    with pytest.raises(ValueError, match="Duplicate Signature"):  # the replay history holds it
+        await decode(channel.session, parts)
+    forged = [*parts[:-1], b'{"data": {}}' + b" " * 100_000]
+    with pytest.raises(ValueError, match="Invalid Signature"):
+        await decode(Session(key=b"k"), forged)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["{}", "[]", ' [ 1 , { "k" : "v" } ] ', '"s"', "1", "[0.5,-1e-3,1E+2,[1,2],3]", '{"a":[1,2.5,true,null,"x\\"y"]}'],
+)
+def test_the_stepwise_json_parser_agrees_with_json(text: str) -> None:
+    import json
+
+    assert loads(text) == json.loads(text)
+
+
+@pytest.mark.parametrize("text", ["{", "[1,", '{"a" 1}', "[1 2]", '{"a":1,}', "[1]x", "[1,]", "[01,2]"])
+def test_the_stepwise_json_parser_refuses_what_json_refuses(text: str) -> None:
+    with pytest.raises(ValueError, match=r"malformed JSON|Extra data|expected"):
+        loads(text)

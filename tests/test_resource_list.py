@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -45,7 +46,7 @@ def write_notebooks(root: Path, names: list[str]) -> None:
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 async def test_pages_list_every_notebook_and_text_document_once(mcp_client: Any, jp_root_dir: Path, mode: str) -> None:
     notebooks = [f"nb{i:03}.ipynb" for i in range(200)] + [f"work/deeper/nb{i:02}.ipynb" for i in range(50)]
-    write_notebooks(jp_root_dir, notebooks)
+    await asyncio.to_thread(write_notebooks, jp_root_dir, notebooks)  # many files: off the loop the server shares
     (jp_root_dir / "notes.md").write_text("# notes")
     (jp_root_dir / "work" / "data.csv").write_text("a,b\n1,2\n")
     (jp_root_dir / "work" / "my script.py").write_text("print(1)")
@@ -91,7 +92,8 @@ async def test_a_listed_resource_reads(mcp_client: Any, jp_root_dir: Path) -> No
 
 
 async def test_the_listing_is_bounded(mcp_client: Any, jp_root_dir: Path) -> None:
-    write_notebooks(jp_root_dir, [f"d{d:02}/n{i:02}.ipynb" for d in range(MAX_LISTED // 100 + 1) for i in range(100)])
+    names = [f"d{d:02}/n{i:02}.ipynb" for d in range(MAX_LISTED // 100 + 1) for i in range(100)]
+    await asyncio.to_thread(write_notebooks, jp_root_dir, names)  # 1100 files: off the loop the server shares
     async with mcp_client() as client:
         resources, sizes, _ = await list_all(client)
     assert len(resources) == MAX_LISTED and max(sizes) == 100

@@ -49,7 +49,7 @@ def accesses(monkeypatch: pytest.MonkeyPatch) -> Accesses:
 
 
 async def _per_edit(client: Any, extension: Any, path: str, counter: Accesses) -> dict[str, int]:
-    read = await call_tool(client, "get_notebook", path=path, include_outputs=False, max_content_length=10_000_000)
+    read = await call_tool(client, "get_notebook", path=path, include_outputs=False, max_content_length=1_000_000)
     last = read["cells"][-1]["id"]  # the far end: a scan from the start would walk every cell
     await call_tool(
         client, "batch_update_notebook_cells", path=path, exec=False, updates=[{"cell_id": last, "content": "w"}]
@@ -70,6 +70,9 @@ async def _per_edit(client: Any, extension: Any, path: str, counter: Accesses) -
     return found
 
 
+@pytest.mark.loop_bound(
+    0.5, reason="saving a 1500-cell room is jupyter_ydoc's own work (YNotebook._get reads cell i by index: issue 25)"
+)
 async def test_a_call_touches_the_cells_array_a_fixed_number_of_times(
     mcp_client: Any, make_notebook: Any, collaborator: Any, extension: Any, accesses: Accesses
 ) -> None:
@@ -83,6 +86,9 @@ async def test_a_call_touches_the_cells_array_a_fixed_number_of_times(
     assert max(at_large.values()) < 20, at_large
 
 
+@pytest.mark.loop_bound(
+    0.5, reason="saving a 1500-cell room is jupyter_ydoc's own work (YNotebook._get reads cell i by index: issue 25)"
+)
 async def test_reading_many_cells_walks_the_array_linearly(
     mcp_client: Any, make_notebook: Any, extension: Any, accesses: Accesses
 ) -> None:
@@ -93,6 +99,6 @@ async def test_reading_many_cells_walks_the_array_linearly(
     async with mcp_client() as client:
         await call_tool(client, "get_notebook_info", path=path)  # opens the room
         accesses.docs.append(extension.rooms.live_ydoc(path, "notebook"))
-        read = await call_tool(client, "get_notebook", path=path, max_content_length=10_000_000)
+        read = await call_tool(client, "get_notebook", path=path, max_content_length=1_000_000)
     assert len(read["cells"]) == n and read["cells"][-1]["source"] == f"x = {n - 1}"
     assert accesses.steps <= 4 * n, accesses.steps  # linear (per-cell access: ~1,100,000)

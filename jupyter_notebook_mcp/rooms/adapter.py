@@ -23,13 +23,15 @@ from typing import Any
 
 from pycrdt import Array, Map, Text
 
-from ..errors import Unavailable
+from ..errors import NotebookMCPError, PermissionDenied, Unavailable
+from ..notices import current as current_call
 from .cellindex import CellIndex
+from .disk import DiskWatch, reason_of
 from .edits import EditJournal
-from .history import HistoryRecorder, MetadataCache, Row, configure_store_class, read_rows, store_key
+from .history import HistoryRecorder, MetadataCache, Row, configure_store_class, people, read_rows, store_key
 from .notebook import NotebookView
 from .opening import Explain, open_document
-from .persist import Unsaved, save_unsaved, unsaved, write_room
+from .persist import Unsaved, is_document_room, save_unsaved, unsaved, write_room
 from .textdoc import TextView
 
 log = logging.getLogger(__name__)
@@ -87,6 +89,7 @@ class RoomsAdapter:
         self.max_history_updates = max_history_updates
         self.journal = EditJournal()
         self.recorder = HistoryRecorder(self.journal, self._authors)
+        self.disk = DiskWatch(self._room)
         self._db_path: str | None = None
         self._metadata = MetadataCache()
         self._ystore_configured = False
@@ -126,6 +129,7 @@ class RoomsAdapter:
         if ydoc is None or self._ystore_configured:
             return
         self._ystore_configured = True
+        self.disk.listen(getattr(self.serverapp, "event_logger", None), self._observe)
         config = ydoc.config
         if self.ystore_path and "db_path" not in config.SQLiteYStore:
             os.makedirs(os.path.dirname(self.ystore_path), exist_ok=True)
@@ -141,6 +145,11 @@ class RoomsAdapter:
             kwargs = getattr(rule, "target_kwargs", None)
             if isinstance(kwargs, dict) and "ystore_class" in kwargs and "room_locks" in kwargs:
                 kwargs["ystore_class"] = ours
+
+    def _observe(self, room: Any) -> None:
+        """Record the provenance of a document room's updates (and its reloads from disk) from now on."""
+        if is_document_room(room):
+            self.recorder.attach(room.ydoc, room, self.disk.reloaded)
 
     # -- history ----------------------------------------------------------------------------------
     def history_db(self) -> str | None:
@@ -179,21 +188,7 @@ class RoomsAdapter:
         it); None when only the room's own server-side client wrote it."""
         kind, _, rest = key.lstrip(".").partition(":")
         prefix = _ROOM_PREFIX.get("notebook" if kind == "notebook" else "file")
-        room = self._room(f"{prefix}:{rest.removesuffix('.y')}")
-        if room is None:
-            return None  # written while the room initializes (its load or reload): nobody is in it yet
-        own = getattr(getattr(room, "ydoc", None), "client_id", None)
-        if client_ids and own is not None and set(client_ids) <= {own}:
-            return None
-        states = getattr(getattr(room, "awareness", None), "states", {}) or {}
-        names = []
-        for client_id in client_ids:
-            user = (states.get(client_id) or {}).get("user")
-            if isinstance(user, dict):
-                name = user.get("display_name") or user.get("name") or user.get("username")
-                if name and name not in names:
-                    names.append(str(name))
-        return names
+        return people(self._room(f"{prefix}:{rest.removesuffix('.y')}"), client_ids)
 
     def _file_ids(self) -> Any:
         settings = getattr(getattr(self.serverapp, "web_app", None), "settings", {})
@@ -299,8 +294,8 @@ class RoomsAdapter:
         except Exception:
             self._forget(room_id)
             raise
-        self.recorder.attach(document.ydoc)
         room = ydoc.ywebsocket_server.rooms.get(room_id)
+        self.recorder.attach(document.ydoc, room, self.disk.reloaded)
         observed = getattr(room, "ydoc_observed", None)
         if observed is not None and not observed.is_set():
             # A room just opened starts forwarding updates to its YStore a moment after it is ready: an
@@ -313,6 +308,10 @@ class RoomsAdapter:
             self._start_janitor()
         elif room_id in self._opened:
             self._opened[room_id] = time.monotonic()
+        call = current_call()  # a tool call (not a resource read, nor a run's output writer): once per room
+        if room is not None and call is not None and room_id not in call.checked:
+            await self.disk.settle(room, path)  # a file changed on disk is loaded before the call reads or edits
+            self.disk.check(room_id, path, call)  # no await from here to the caller's edit
         return document, room_id
 
     async def save(self, path: str, kind: str) -> bool:
@@ -322,10 +321,17 @@ class RoomsAdapter:
         (see :func:`~jupyter_notebook_mcp.rooms.persist.write_room`). False: no room is open, so the
         file on disk already is the document.
         """
-        room = self._room(self.room_id(path, kind, create_id=False))
-        if room is None:
+        room_id = self.room_id(path, kind, create_id=False)
+        room = self._room(room_id)
+        if room is None or room_id is None:
             return False
-        await write_room(room, path)
+        try:
+            await write_room(room, path)
+        except NotebookMCPError as exc:
+            if isinstance(exc, PermissionDenied) or (isinstance(exc, Unavailable) and "being loaded" not in str(exc)):
+                self.disk.save_failed(room_id, reason_of(exc))  # nothing else would try again
+            raise
+        self.disk.saved(room_id)
         return True
 
     def unsaved(self) -> Unsaved | None:
@@ -402,6 +408,7 @@ class RoomsAdapter:
             entry[1].close()
 
     async def close(self) -> None:
+        await self.disk.close()
         if self._janitor is not None:
             self._janitor.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

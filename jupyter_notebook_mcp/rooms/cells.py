@@ -112,6 +112,14 @@ def cell_data(index: int, raw: dict[str, Any]) -> CellData:
     )
 
 
+def type_and_source(ycell: Any) -> tuple[str, str]:
+    """A live cell's type and source, read key by key: its outputs (a 50 MB image, a 12 MB figure) are not
+    converted, as :meth:`NotebookView.cell` would convert them, to learn what runs."""
+    source = ycell.get("source")
+    text = source if isinstance(source, str | list) else "" if source is None else str(source)
+    return str(ycell.get("cell_type") or "code"), source_text(text)
+
+
 def cells_text(ids: list[str]) -> str:
     """ "cell abc" / "3 cells (a, b, c)" / "12 cells (a, b, c, ...)" for history summaries."""
     if len(ids) == 1:

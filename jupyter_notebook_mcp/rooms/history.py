@@ -5,8 +5,10 @@ surviving room closes and server restarts) but stores no origin. We add it: a do
 every room we touch ties the bytes of an agent transaction to the :class:`~.edits.Edit` being
 committed (the :class:`~.edits.EditJournal` knows it), and our YStore subclass writes that
 provenance as the row's metadata. Rows without a recorded edit are people's: their author comes from
-the client ids in the update, looked up in the room's awareness. Rows are bounded per document:
-past ``max_updates`` the oldest are squashed into one base row.
+the client ids in the update, looked up in the room's awareness. A room reloading its file after another
+program rewrote it changes the content with no edit recorded, inside the room's update lock: that row's
+author is the disk (source ``"disk"``), and the reload is reported to ``on_reload``. Rows are bounded per
+document: past ``max_updates`` the oldest are squashed into one base row.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
-from pycrdt import Doc
+from pycrdt import Array, Doc, Map, Text
 
 from .edits import EditJournal
 
@@ -34,6 +36,12 @@ log = logging.getLogger(__name__)
 _STORE_TYPE = {"notebook": "notebook", "file": "file"}
 _PENDING_WAIT = 3.0  # seconds a history read waits at most for an agent update to be stored
 _MAX_PENDING = 2000  # agent updates waiting for the store (written within milliseconds normally)
+#: Provenance of a room's reload of its file after another program changed it.
+DISK_META = {
+    "source": "disk",
+    "author": "file on disk",
+    "summary": "reloaded from disk: another program changed the file",
+}
 
 
 def store_key(kind: str, file_id: str) -> str:
@@ -59,16 +67,35 @@ class HistoryRecorder:
         self._observed: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
         self._pending: OrderedDict[bytes, tuple[dict[str, Any], float]] = OrderedDict()
 
-    def attach(self, ydoc: Any) -> None:
-        """Observe ``ydoc`` (idempotent): cheap enough to call on every document access."""
+    def attach(self, ydoc: Any, room: Any = None, on_reload: Callable[[Any], None] | None = None) -> None:
+        """Observe ``ydoc`` (idempotent): cheap enough to call on every document access.
+
+        With its ``room`` (jupyter-collaboration's), a content change made while the room holds its update
+        lock and no agent edit is committing is the room reloading its file from disk: it is recorded as
+        the disk's, and ``on_reload(room)`` is called (synchronously, inside the commit).
+        """
         if ydoc in self._observed:
             return
         ref = weakref.ref(ydoc)
+        room_ref = weakref.ref(room) if room is not None else None  # the subscriptions must not keep it alive
+        changed = [False]  # content types changed in the transaction committing now (their observers run first)
+
+        def on_content(*_: Any) -> None:
+            changed[0] = True
 
         def on_update(event: Any) -> None:
+            content, changed[0] = changed[0], False
             doc = ref()
             edit = self.journal.current(doc) if doc is not None else None
             if edit is None:
+                room = room_ref() if room_ref is not None else None
+                if content and room is not None and _reloading(room) and _own(room, event.update):
+                    self._remember(event.update, dict(DISK_META))
+                    if on_reload is not None:
+                        try:
+                            on_reload(room)
+                        except Exception:
+                            log.exception("reload listener failed")
                 return
             actor = edit.actor
             meta = {
@@ -77,11 +104,21 @@ class HistoryRecorder:
                 "actor": getattr(actor, "key", None),
                 "summary": edit.summary,
             }
-            self._pending[_digest(event.update)] = (meta, time.monotonic())
-            while len(self._pending) > _MAX_PENDING:
-                self._pending.popitem(last=False)
+            self._remember(event.update, meta)
 
-        self._observed[ydoc] = ydoc.observe(on_update)
+        subscriptions = [ydoc.observe(on_update)]
+        if room is not None:
+            if getattr(room, "file_type", "") == "notebook":
+                shared: list[Any] = [ydoc.get("cells", type=Array), ydoc.get("meta", type=Map)]
+                subscriptions += [s.observe_deep(on_content) for s in shared]
+            else:
+                subscriptions.append(ydoc.get("source", type=Text).observe(on_content))
+        self._observed[ydoc] = subscriptions
+
+    def _remember(self, update: bytes, meta: dict[str, Any]) -> None:
+        self._pending[_digest(update)] = (meta, time.monotonic())
+        while len(self._pending) > _MAX_PENDING:
+            self._pending.popitem(last=False)
 
     def has_pending(self) -> bool:
         """Whether agent updates are still on their way into the store (history reads wait for them).
@@ -109,6 +146,38 @@ class HistoryRecorder:
 
     def writing(self, delta: int) -> None:
         self._in_flight += delta
+
+
+def _reloading(room: Any) -> bool:
+    """Whether the room is loading its file over its content now: ready, and holding its update lock (only
+    its reload of a file changed on disk writes content under it; its saves write the saved flag only)."""
+    lock = getattr(room, "_update_lock", None)
+    return bool(getattr(room, "ready", False)) and lock is not None and lock.locked()
+
+
+def people(room: Any, client_ids: list[int]) -> list[str] | None:
+    """Names of the people whose clients wrote an update, from the room's awareness (while they are in it);
+    None when only the room's own server-side client wrote it, or no room is open (it is loading)."""
+    if room is None:
+        return None  # written while the room initializes (its load or reload): nobody is in it yet
+    own = getattr(getattr(room, "ydoc", None), "client_id", None)
+    if client_ids and own is not None and set(client_ids) <= {own}:
+        return None
+    states = getattr(getattr(room, "awareness", None), "states", {}) or {}
+    names: list[str] = []
+    for client_id in client_ids:
+        user = (states.get(client_id) or {}).get("user")
+        if isinstance(user, dict):
+            name = user.get("display_name") or user.get("name") or user.get("username")
+            if name and name not in names:
+                names.append(str(name))
+    return names
+
+
+def _own(room: Any, update: bytes) -> bool:
+    """Whether the room's own client wrote ``update`` (a person's keystroke applied meanwhile is theirs)."""
+    ids = client_ids(update)
+    return not ids or ids == [getattr(getattr(room, "ydoc", None), "client_id", None)]
 
 
 def _digest(update: bytes) -> bytes:

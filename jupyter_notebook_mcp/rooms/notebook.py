@@ -268,7 +268,10 @@ class NotebookView:
                     f"cell {cell_id!r} changed since read (its source is not expected_source): "
                     "re-read the cell and retry; nothing was applied"
                 )
-            base = bases(change.base_revision, live, cell_id) if bases is not None else None
+            # A retype needs no base; expected_source (without a revision) says the agent read the live text.
+            edits = change.source is not None or change.operations is not None
+            read_live = change.expected_source is not None and change.base_revision is None
+            base = bases(change.base_revision, live, cell_id) if bases is not None and edits and not read_live else None
             hunks, text = _merged(cell_id, live, change, base)
             plan.append((index, ycell, live, change, hunks, text))
         ids = [self._index.ids[i] for i, *_ in plan]

@@ -69,7 +69,9 @@ async def write_room(room: Any, path: str) -> None:
             raise NotFound(f"{path!r} no longer exists on disk, so nothing was written") from None
         if exc.status_code == 403:
             raise PermissionDenied(f"the server may not write {path!r}; nothing was written") from None
-        raise Unavailable(f"writing {path!r} failed (HTTP {exc.status_code}); the server log has the details") from None
+        raise Unavailable(
+            f"writing {path!r} failed (HTTP {exc.status_code}): nothing was written; the server log has the details"
+        ) from None
     except Exception as exc:
         from jupyter_server_ydoc.utils import OutOfBandChanges  # installed: the room is one of its rooms
 
@@ -80,7 +82,9 @@ async def write_room(room: Any, path: str) -> None:
                 "overwritten; the live document now holds the file's content: read it again and redo the edits"
             ) from None
         log.warning("Saving %s failed", path, exc_info=True)
-        raise Unavailable(f"writing {path!r} failed ({type(exc).__name__}); the server log has the details") from None
+        raise Unavailable(
+            f"writing {path!r} failed ({type(exc).__name__}): nothing was written; the server log has the details"
+        ) from None
     if not saved:
         raise PermissionDenied(f"{path!r} is read-only on disk; nothing was written")
     async with lock:  # as the room does after its own saves; the lock keeps this out of autosave

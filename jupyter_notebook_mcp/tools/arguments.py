@@ -1,12 +1,15 @@
-"""Strict arguments: every input schema is closed, and an unknown argument is an error that names it.
+"""Strict arguments: every input schema is closed, every value has the JSON type its schema says, and
+anything else is an error that names it.
 
 The SDK validates tool arguments with models that ignore unknown keys, so a call with a misspelt or
 foreign parameter (``positions`` where the tool once took ``start_position``, ``type`` for
-``cell_type``) would "succeed" doing something else. :func:`close` marks every object of a tool's
+``cell_type``) would "succeed" doing something else. And they coerce (pydantic's lax mode): an integer
+took ``"0"`` and ``true``, a boolean took ``"false"``. :func:`close` marks every object of a tool's
 input schema ``additionalProperties: false`` — what clients see in ``tools/list`` — and
 :class:`StrictArguments`, a server middleware that runs before the SDK validates anything, answers a
-``tools/call`` carrying a key its schema does not name with a tool error naming the key, the closest
-valid one and all the valid ones. The walk is linear in the size of the arguments.
+``tools/call`` carrying a key its schema does not name, or a value of another JSON type than the schema
+allows, with a tool error naming the argument (the closest valid name, or the type expected). Value
+constraints (ranges, enums) stay the SDK's. The walk is linear in the size of the arguments.
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ def close(schema: Any) -> Any:
 
 
 def unknown_argument(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> str | None:
-    """A message naming the first key of ``arguments`` that ``schema`` does not declare; None when all fit."""
+    """A message naming the first key of ``arguments`` that ``schema`` does not declare, or the first value
+    whose JSON type the schema does not allow; None when all fit."""
     return _walk(schema, arguments, "", schema.get("$defs") or {})
 
 
@@ -53,27 +57,101 @@ def _branch(node: Any, defs: Mapping[str, Any], want: str) -> Any:
         return None
     if want in node:
         return node
-    for option in node.get("anyOf") or node.get("oneOf") or []:
+    for option in node.get("anyOf") or node.get("oneOf") or node.get("allOf") or []:
         found = _branch(option, defs, want)
         if found is not None:
             return found
     return None
 
 
-def _walk(node: Any, value: Any, where: str, defs: Mapping[str, Any]) -> str | None:
+_KINDS = {"string": "a string", "integer": "an integer", "number": "a number", "boolean": "a boolean (true or false)"}
+_KINDS |= {"array": "an array", "object": "an object", "null": "null"}
+
+
+def _kind(value: Any) -> str:
+    """The JSON type of a parsed JSON value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value.is_integer() else "number"  # JSON Schema: 1.0 is an integer
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def _allowed(node: Any, defs: Mapping[str, Any], depth: int = 0) -> set[str] | None:
+    """The JSON types ``node`` allows, or None when it does not constrain the type."""
+    node = _resolve(node, defs)
+    if not isinstance(node, dict) or depth > 8:
+        return None
+    declared = node.get("type")
+    if isinstance(declared, str):
+        return {declared}
+    if isinstance(declared, list):
+        return {str(t) for t in declared}
+    if "const" in node:
+        return {_kind(node["const"])}
+    if isinstance(node.get("enum"), list):
+        return {_kind(v) for v in node["enum"]}
+    options = node.get("anyOf") or node.get("oneOf") or node.get("allOf")
+    if not isinstance(options, list):
+        return None
+    union: set[str] = set()
+    for option in options:
+        allowed = _allowed(option, defs, depth + 1)
+        if allowed is None:
+            return None
+        union |= allowed
+    return union
+
+
+def _wrong_type(node: Any, value: Any, where: str, defs: Mapping[str, Any]) -> str | None:
+    """A message when ``value``'s JSON type is not one ``node`` allows: "0" for an integer, true for an
+    integer, "false" for a boolean (pydantic would coerce each, and "false" must never mean true)."""
+    allowed = _allowed(node, defs)
+    if allowed is None:
+        return None
+    kind = _kind(value)
+    if kind in allowed or (kind == "integer" and "number" in allowed):
+        return None
+    expected = " or ".join(_KINDS.get(t, t) for t in sorted(allowed, key=lambda t: (t == "null", t)))
+    shown = repr(value) if kind in ("string", "integer", "number", "boolean") else ""
+    shown = f" ({shown[:40]}{'...' if len(shown) > 40 else ''})" if shown else ""
+    got = _KINDS[kind] if kind != "boolean" else "a boolean"
+    what = f"field {where!r}" if "." in where or "[" in where else f"argument {where!r}"
+    return f"{what} must be {expected}, not {got}{shown}"
+
+
+def _walk(node: Any, value: Any, where: str, defs: Mapping[str, Any], optional: bool = False) -> str | None:
+    # An explicit null for an optional argument is left to the argument model: the listed schemas drop the
+    # null option of parameters whose default is null (server.drop_null_options), which still take it.
+    if where and not (optional and value is None):
+        problem = _wrong_type(node, value, where, defs)
+        if problem is not None:
+            return problem
     if isinstance(value, dict):
         shape = _branch(node, defs, "properties")
-        if shape is None or shape.get("additionalProperties") is not False:
-            return None
+        if shape is None:
+            shape = _resolve(node, defs)
+            extra = shape.get("additionalProperties") if isinstance(shape, dict) else None
+            if not isinstance(extra, dict):
+                return None
+            return _each(((key, extra, sub, False) for key, sub in value.items()), where, defs)  # a typed dict
         properties = shape["properties"]
-        for key in value:
-            if key not in properties:
-                return _message(where, str(key), list(properties))
-        for key, sub in value.items():
-            problem = _walk(properties[key], sub, f"{where}.{key}" if where else key, defs)
-            if problem is not None:
-                return problem
-    elif isinstance(value, list):
+        if shape.get("additionalProperties") is False:
+            for key in value:
+                if key not in properties:
+                    return _message(where, str(key), list(properties))
+        extra = shape.get("additionalProperties")
+        extra = extra if isinstance(extra, dict) else {}
+        required = shape.get("required") or ()
+        fields = ((key, properties.get(key, extra), sub, key not in required) for key, sub in value.items())
+        return _each(fields, where, defs)
+    if isinstance(value, list):
         shape = _branch(node, defs, "items")
         if shape is None:
             return None
@@ -81,6 +159,14 @@ def _walk(node: Any, value: Any, where: str, defs: Mapping[str, Any]) -> str | N
             problem = _walk(shape["items"], item, f"{where}[{i}]", defs)
             if problem is not None:
                 return problem
+    return None
+
+
+def _each(fields: Any, where: str, defs: Mapping[str, Any]) -> str | None:
+    for key, node, sub, optional in fields:
+        problem = _walk(node, sub, f"{where}.{key}" if where else str(key), defs, optional)
+        if problem is not None:
+            return problem
     return None
 
 
@@ -93,7 +179,8 @@ def _message(where: str, key: str, valid: list[str]) -> str:
 
 
 class StrictArguments:
-    """Server middleware: refuses a ``tools/call`` whose arguments have a key the tool's schema does not name."""
+    """Server middleware: refuses a ``tools/call`` whose arguments have a key the tool's schema does not name
+    or a value of a JSON type it does not allow."""
 
     def __init__(self, schema_of: Callable[[str], Mapping[str, Any] | None]) -> None:
         self.schema_of = schema_of

@@ -14,6 +14,7 @@ from ..errors import InvalidArgument, NotFound, PermissionDenied
 from ..execution import CellRun, Progress
 from ..models import ExecutionList, ExecutionResult, KernelInfo, KernelResult, RenderedOutput
 from ..render import ImageLimits, PickedImages, pick_images
+from ..rooms.cells import type_and_source
 from .params import CellId, CellIndex, EndIndex, NotebookPath, StartIndex, Timeout
 from .registry import Backends, ToolSpec, authorize
 
@@ -86,7 +87,7 @@ async def run_after_edit(
     except PermissionDenied as exc:
         return None, str(exc)
     view = await b.rooms.notebook(path)
-    code_ids = [cid for cid in cell_ids if view.cell(view.resolve(cell_id=cid)).cell_type == "code"]
+    code_ids = [cid for cid in cell_ids if type_and_source(view.ycell(cid))[0] == "code"]  # outputs not read
     if not code_ids:
         return [], None
     return await run_cells(b, ctx, path, code_ids, timeout=30, stop_on_error=True), None

@@ -19,12 +19,13 @@ from ..models import (
     VersionCell,
     VersionContent,
 )
-from .params import DocumentPath, EndIndex, FirstCell, MaxContentLength
+from .notebook import check_max
+from .params import MAX_CONTENT_LENGTH, DocumentPath, EndIndex, FirstCell, MaxContentLength
 from .registry import READ, WRITE, Backends, ToolSpec
 
 VersionId = Annotated[str, Field(description="version_id from get_document_history.")]
 
-Source = Literal["agent", "user", "restore"]
+Source = Literal["agent", "user", "restore", "disk"]
 
 
 def _iso(timestamp: float) -> str:
@@ -32,7 +33,7 @@ def _iso(timestamp: float) -> str:
 
 
 def _source(version: Version) -> Source:
-    return cast(Source, version.source if version.source in ("agent", "user", "restore") else "agent")
+    return cast(Source, version.source if version.source in ("agent", "user", "restore", "disk") else "agent")
 
 
 def history_tools(b: Backends) -> list[ToolSpec]:
@@ -77,8 +78,7 @@ def history_tools(b: Backends) -> list[ToolSpec]:
         end_index: EndIndex = None,
     ) -> VersionContent:
         """Read a document as it was at a version: its text, or a notebook's cells."""
-        if max_content_length < 1:
-            raise InvalidArgument("max_content_length must be >= 1")
+        check_max("max_content_length", max_content_length, MAX_CONTENT_LENGTH)
         if start_index < 0 or (end_index is not None and end_index < start_index):
             raise InvalidArgument("start_index must be >= 0 and end_index (exclusive) not before it")
         path, kind = await b.contents.require_document(path)

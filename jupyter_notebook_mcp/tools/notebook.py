@@ -33,6 +33,7 @@ from ..rooms import CellData
 from ..rooms.cells import search_snapshot
 from .execution import with_images
 from .params import (
+    MAX_CONTENT_LENGTH,
     CollaborationState,
     EndIndex,
     FirstCell,
@@ -119,7 +120,7 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
         fork_id: ForkId = None,
     ) -> NotebookContent:
         """Read cells live, people's unsaved edits included; past max_content_length, next_index says where to go on."""
-        check_max("max_content_length", max_content_length, 10_000_000)
+        check_max("max_content_length", max_content_length, MAX_CONTENT_LENGTH)
         if include_images and not include_outputs:
             raise InvalidArgument("include_images needs include_outputs: images are outputs")
         path = await b.contents.require(path, "notebook")

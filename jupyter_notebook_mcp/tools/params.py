@@ -23,9 +23,14 @@ CellIndex = Annotated[int | None, Field(description="Cell index, 0-based.")]
 StartIndex = Annotated[int | None, Field(description="First cell index, 0-based.")]
 FirstCell = Annotated[int, Field(description="First cell index, 0-based.")]
 EndIndex = Annotated[int | None, Field(description="End cell index, exclusive; default: the end.")]
-BaseRevision = Annotated[str | None, Field(description="revision of the text you read.")]
+BaseRevision = Annotated[
+    str | None, Field(description="Revision you read (default: your last read of it); typing since is kept.")
+]
 
 MaxResults = Annotated[int, Field(description="Result limit (1-1000).")]
-MaxContentLength = Annotated[int, Field(description="Character limit.")]
+#: The most characters one read returns: an answer is serialized, framed and sent on the loop that every notebook
+#: and kernel shares, so one answer's size bounds how long it can hold that loop. Read on with the paging fields.
+MAX_CONTENT_LENGTH = 1_000_000
+MaxContentLength = Annotated[int, Field(description="Character limit (at most 1000000).")]
 CollaborationState = Annotated[bool, Field(description="Include who is in the live room.")]
 Timeout = Annotated[float, Field(description="Seconds per cell before interrupting (max 3600).")]

@@ -52,6 +52,7 @@ class Backends:
     kernels: KernelsAdapter
     execution: ExecutionService
     max_output_length: int = 2000
+    max_resource_length: int = 100_000  # characters of text one resources/read returns
     image_limits: ImageLimits = field(default_factory=ImageLimits)  # images one result carries as image content
     execution_enabled: bool = True  # the admin's choice: edit tools' exec runs nothing when off
     actors: Actors = field(default_factory=Actors)

@@ -23,9 +23,17 @@ from ..models import (
     User,
 )
 from ..rooms import MergeConflict, TextOp, plan_text
-from .notebook import join_room
+from .notebook import check_max, join_room
 from .notebook_edit import MAX_BATCH, REPLAN_ATTEMPTS
-from .params import BaseRevision, CollaborationState, DocumentPath, ForkId, MaxContentLength, TextPath
+from .params import (
+    MAX_CONTENT_LENGTH,
+    BaseRevision,
+    CollaborationState,
+    DocumentPath,
+    ForkId,
+    MaxContentLength,
+    TextPath,
+)
 from .registry import READ, WRITE, Backends, ToolSpec
 from .views import Reads, text_view
 
@@ -58,8 +66,9 @@ def text_tools(b: Backends) -> list[ToolSpec]:
         fork_id: ForkId = None,
     ) -> DocumentContent:
         """Read a text file live, with people's unsaved edits (notebooks: get_notebook)."""
-        if offset < 0 or max_content_length < 1:
-            raise InvalidArgument("offset must be >= 0 and max_content_length >= 1")
+        if offset < 0:
+            raise InvalidArgument("offset must be >= 0")
+        check_max("max_content_length", max_content_length, MAX_CONTENT_LENGTH)
         path = await text_file(path)
         view = await text_view(b, ctx, path, fork_id)
         text = view.text

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import Conflict
-from ..revisions import Base
+from ..render import cut
+from ..revisions import Base, Reader
 from ..rooms import NotebookView, TextView
 from .registry import Backends
 
@@ -39,38 +40,66 @@ def forks(b: Backends) -> Any:
 class Reads:
     """Revisions for one tool call: records what it serves and finds the base its edits name.
 
-    Keys are (path, fork id, cell id) — the cell id is "" for a text document — so that in a stateful
-    session the last revision served at a key is the base of an edit that names none.
+    Keys are (path, fork id, cell id) — the cell id is "" for a text document — remembered per principal
+    (and client name, and stateful session first), so that the last revision served at a key is the base
+    of an edit that names none, in every protocol era (revisions.py).
     """
 
     def __init__(self, b: Backends, ctx: Any, path: str, fork_id: str | None = None) -> None:
         actor = b.actors.of(ctx)
         self._revisions = b.revisions
-        self._session = actor.key if actor.session_id else None
+        self._reader = Reader(actor.principal, actor.client, actor.key if actor.session_id else None)
         self._path = path
         self._fork = fork_id or ""
 
     def served(self, text: str, cell_id: str = "", *, cut: bool = False) -> str:
         """Record that this call returned ``text`` (cut: only its start) and return its revision."""
-        return self._revisions.served(text, cut=cut, session=self._session, key=(self._path, self._fork, cell_id))
+        return self._revisions.served(text, cut=cut, reader=self._reader, key=(self._path, self._fork, cell_id))
 
     def base(self, revision: str | None, live: str, cell_id: str = "") -> Base | None:
-        """The base of an edit: the text behind ``revision``, else the last one served to this session here.
+        """The base of an edit: the text behind ``revision``, else the last one served to this reader here.
 
-        An explicit revision the server no longer holds (and that is not the live text's) is an error;
-        a remembered one that is gone only means the edit applies to the live text, as without revisions.
+        None (the edit applies to the live text as asked) only when no revision is given and this principal
+        was never served the text. When the server cannot tell the base — the revision names a text it no
+        longer holds and the text has changed since, or its memory of what it served here was dropped — the
+        edit is refused with the live text and its revision: applying it to the live text could delete what
+        a person typed since the agent's read.
         """
         key = (self._path, self._fork, cell_id)
-        explicit = revision is not None
-        revision = revision if revision is not None else self._revisions.last_served(self._session, key)
-        if revision is None:
-            return None
-        base = self._revisions.base(revision, live)
-        if base is None and explicit:
-            where = f"cell {cell_id!r}" if cell_id else self._path
-            raise Conflict(
-                f"base_revision {revision!r} of {where} is not known here (the server keeps recent reads, bounded, "
-                "and forgets them on restart) and the text has changed since: re-read it and redo your edit; "
-                "nothing was applied"
+        where = f"cell {cell_id!r}" if cell_id else self._path
+        kept = "the server keeps recent reads, bounded, and forgets them on restart"
+        if revision is not None:
+            base = self._revisions.base(revision, live)
+            if base is None:
+                raise self._refused(
+                    live,
+                    f"base_revision {revision!r} of {where} is not known here ({kept}) and the text has changed since",
+                )
+            return base
+        remembered = self._revisions.last_served(self._reader, key)
+        if remembered is None:
+            if not self._revisions.forgot(self._reader):
+                return None
+            raise self._refused(
+                live,
+                f"the server no longer remembers which text of {where} you read ({kept}), so "
+                "your edit could delete what others typed since; give base_revision",
+            )
+        base = self._revisions.base(remembered, live)
+        if base is None:
+            raise self._refused(
+                live,
+                f"the text of {where} you last read (revision {remembered}) is not known here "
+                f"any more ({kept}) and the text has changed since, so your edit could delete what "
+                "others typed",
             )
         return base
+
+    def _refused(self, live: str, why: str) -> Conflict:
+        """The refusal of an edit whose base is unknown: the live text, and its revision to base the redo on
+        (kept, so that it works even if a person types on)."""
+        now = self._revisions.served(live)
+        return Conflict(
+            f"{why}: nothing was applied. It now reads (revision {now}):\n{cut(live, 2000)}\n"
+            f"Redo your change on this text and send it with base_revision {now!r}."
+        )
