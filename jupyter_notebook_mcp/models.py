@@ -200,7 +200,8 @@ class ReplacedCell(BaseModel):
 
 class ReplaceResult(BaseModel):
     replacements: int
-    cells: list[ReplacedCell]
+    cells: list[ReplacedCell] = Field(description="The cells changed, in order (the first 1000).")
+    cells_left_out: int = Field(default=0, description="Cells changed past the first 1000, not listed.")
 
 
 # -- tool inputs -----------------------------------------------------------------------------------

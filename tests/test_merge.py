@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import random
+import re
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
+from pycrdt import Doc, Text
 
-from jupyter_notebook_mcp.rooms.merge import Hunk, MergeConflict, apply, diff, rebase
+from jupyter_notebook_mcp.rooms import merge as merge_module
+from jupyter_notebook_mcp.rooms.merge import Hunk, MergeConflict, apply, apply_hunks, bounded, diff, ops_budget, rebase
+from jupyter_notebook_mcp.rooms.replace import plan_text
+from jupyter_notebook_mcp.rooms.textdoc import TextView
 
 
 @pytest.mark.parametrize(
@@ -125,3 +133,119 @@ def _mutate(rng: random.Random, text: str) -> str:
 
 def _mutate_both(person: str, agent_text: str, left: str, right: str) -> str:
     return person[: len(person) - len(right)] + agent_text[len(left) :]
+
+
+def test_diff_of_random_edits_turns_old_into_new() -> None:
+    rng = random.Random(7)
+    for _ in range(300):
+        old = "".join(rng.choice("ab\nc") for _ in range(rng.randrange(0, 120)))
+        new = list(old)
+        for _ in range(rng.randrange(0, 6)):
+            at = rng.randrange(0, len(new) + 1)
+            if new and rng.random() < 0.5:
+                del new[at : at + rng.randrange(1, 4)]
+            else:
+                new[at:at] = rng.choice(["x", "yy", "\nz"])
+        hunks = diff(old, "".join(new))
+        assert apply(old, hunks) == "".join(new)
+        for first, second in itertools.pairwise(hunks):
+            assert first.end < second.start
+
+
+@pytest.mark.parametrize("size", [1_000_000, 4_000_000])
+def test_a_huge_text_changed_at_both_ends_is_two_hunks(size: int) -> None:
+    """The equal middle is compared in C, a block at a time: the diff finds both changes (a person typing in
+    the middle then merges), where a character-by-character walk would give up and make one coarse hunk."""
+    old = ("0123456789abcdef" * (size // 16 + 1))[:size]
+    new = "START" + old[5:-5] + "!!END"
+    assert diff(old, new) == [Hunk(0, 5, "START"), Hunk(size - 5, size, "!!END")]
+    merged = rebase(old, diff(old, new), old[: size // 2] + "PERSON" + old[size // 2 :])
+    assert merged == [Hunk(0, 5, "START"), Hunk(size + 1, size + 6, "!!END")]
+
+
+class _CountingText:
+    """A real Y text that counts the operations made on it (the cost guard: operations, not seconds)."""
+
+    def __init__(self, text: Any) -> None:
+        self.text, self.ops = text, 0
+
+    def __delitem__(self, key: slice) -> None:
+        self.ops += 1
+        del self.text[key]
+
+    def insert(self, index: int, value: str) -> None:
+        self.ops += 1
+        self.text.insert(index, value)
+
+
+@pytest.mark.parametrize(("matches", "size"), [(20_000, 1), (2_000, 2_000)])
+def test_many_hunks_are_applied_in_a_bounded_number_of_operations(matches: int, size: int) -> None:
+    """20,000 replacements in one cell once cost 40,000 Y text operations, each walking the text: now at most
+    ops_budget(text) replacements, the closest matches joined, with the same result (multi-byte text too)."""
+    source = ("é" * size + "x\n") * matches
+    doc = Doc()
+    ytext = doc.get("source", type=Text)
+    ytext += source
+    planned = plan_text(source, re.compile("x"), "yy", literal=True)
+    assert planned.count == matches
+    assert len(planned.hunks) == ops_budget(source)
+    counting = _CountingText(ytext)
+    with doc.transaction():
+        apply_hunks(counting, source, planned.hunks)
+    assert str(ytext) == source.replace("x", "yy")
+    assert counting.ops <= 2 * ops_budget(source)
+
+
+def test_bounded_keeps_the_widest_stretches_untouched() -> None:
+    text = "a" * 100
+    hunks = [Hunk(0, 1, "A"), Hunk(2, 3, "B"), Hunk(50, 51, "C"), Hunk(52, 53, "D")]
+    assert bounded(text, hunks, 2) == [Hunk(0, 3, "AaB"), Hunk(50, 53, "CaD")]
+    assert bounded(text, hunks, 1) == [Hunk(0, 53, apply(text, hunks)[:53])]
+
+
+def test_a_replace_planned_from_a_snapshot_keeps_what_a_person_typed_meanwhile() -> None:
+    """The plan is made off the loop from a snapshot; a person's typing between two matches before it is
+    applied stays where it was typed (the plan is moved past it), and typing inside a match conflicts."""
+    doc = Doc()
+    ytext = doc.get("source", type=Text)
+    ytext += "x = 1\nx = 2\n"
+    view = TextView(SimpleNamespace(ydoc=doc), "t.txt")
+    planned = plan_text(view.text, re.compile("x"), "value", literal=True)
+    ytext.insert(5, "  # typed")
+    view.apply_replacement(planned, "x")
+    assert view.text == "value = 1  # typed\nvalue = 2\n"
+    planned = plan_text(view.text, re.compile("value"), "v", literal=True)
+    ytext.insert(2, "LU")
+    with pytest.raises(MergeConflict):
+        view.apply_replacement(planned, "value")
+
+
+async def test_the_diffs_of_one_loop_turn_share_one_budget() -> None:
+    """A batch of whole-source rewrites runs one diff per cell in one step of the loop: together they spend at
+    most MAX_DIFF_WORK_PER_TURN steps, then settle for coarse hunks (still exact); the next turn refills."""
+    rng = random.Random(3)
+    pairs = []
+    for _ in range(20):
+        old = "".join(rng.choice("abcdefgh \n") for _ in range(2000))
+        new = list(old)
+        for at in rng.sample(range(2000), 40):
+            new[at] = "X"
+        pairs.append((old, "".join(new)))
+    spent: list[int] = []
+    real = merge_module._myers
+
+    def counting(a: str, b: str, max_work: int) -> Any:
+        hunks, work = real(a, b, max_work)
+        spent.append(work)
+        return hunks, work
+
+    merge_module._myers = counting  # type: ignore[assignment]
+    try:
+        for old, new in pairs:
+            assert apply(old, diff(old, new)) == new
+        assert sum(spent) <= merge_module.MAX_DIFF_WORK_PER_TURN + merge_module.MAX_DIFF_WORK
+        assert len(diff(*pairs[0])) == 1  # the budget is spent: coarse
+        await asyncio.sleep(0)
+        assert len(diff(*pairs[0])) > 1  # a new turn: a fine diff again
+    finally:
+        merge_module._myers = real  # type: ignore[assignment]

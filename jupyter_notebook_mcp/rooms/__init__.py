@@ -11,8 +11,9 @@ from .adapter import ContentWatch, RoomInfo, RoomsAdapter
 from .cells import CellChange, CellData, CellUpdate, NewCell
 from .edits import Edit, EditJournal
 from .history import Row
-from .merge import TextOp
+from .merge import MergeConflict, TextOp
 from .notebook import AGENT_ORIGIN, NotebookView
+from .replace import Replacement, plan_notebook, plan_text
 from .textdoc import TextView
 
 __all__ = [
@@ -23,11 +24,15 @@ __all__ = [
     "ContentWatch",
     "Edit",
     "EditJournal",
+    "MergeConflict",
     "NewCell",
     "NotebookView",
+    "Replacement",
     "RoomInfo",
     "RoomsAdapter",
     "Row",
     "TextOp",
     "TextView",
+    "plan_notebook",
+    "plan_text",
 ]

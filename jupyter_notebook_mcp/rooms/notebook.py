@@ -29,7 +29,6 @@ from .cells import (
     CellUpdate,
     Match,
     NewCell,
-    apply_edit,
     cell_data,
     cells_text,
     check_type,
@@ -40,7 +39,7 @@ from .cells import (
 from .edits import UNDOABLE, EditJournal
 from .edits import Edit as JournalEdit
 from .merge import Hunk, MergeConflict, apply, apply_hunks, diff, hunks_of, rebase
-from .text import Edit
+from .replace import Replacement
 
 #: Transaction origin of every edit we make (history and subscriptions tell agents apart by it).
 AGENT_ORIGIN = "jupyter-notebook-mcp"
@@ -310,33 +309,44 @@ class NotebookView:
             record.text = ycell["source"]
         return str(cell.get("id", ""))
 
-    def replace(
-        self, pattern: re.Pattern[str], replacement: str, literal: bool, indexes: list[int] | None
-    ) -> list[tuple[int, str, int]]:
-        """Replace every match, match by match (so text typed between matches survives)."""
-        wanted = set(indexes) if indexes is not None else None
-        plan: list[tuple[int, list[Edit]]] = []
-        for i, (_, _, source) in enumerate(self.sources()):
-            if wanted is not None and i not in wanted:
-                continue
-            edits = []
-            char = byte = 0  # offsets move forward match by match: linear in the source, not per match
-            for found in pattern.finditer(source):
-                new = replacement if literal else found.expand(replacement)
-                start = byte + len(source[char : found.start()].encode("utf-8"))
-                end = start + len(found.group(0).encode("utf-8"))
-                char, byte = found.end(), end
-                edits.append(Edit(start, end, new))
-            if edits:
-                plan.append((i, edits))
-        ids = [self._index.ids[i] for i, _ in plan]
-        count = sum(len(e) for _, e in plan)
+    def fetch_cells(self, plan: list[Replacement], into: list[Any], walk_budget: int) -> None:
+        """Append to ``into`` the live cells of the next planned replacements, where the snapshot saw them, until
+        about ``walk_budget`` cells of the array were walked (each fetch walks the array up to its cell): the
+        caller fetches the rest in later loop turns, so 10,000 cells never cost one step O(cells²)."""
+        count, walked = self.cell_count, 0
+        with self.ydoc.transaction():  # one transaction for all the reads: each of its own costs ~0.3 ms to end
+            while len(into) < len(plan) and walked <= walk_budget:
+                index = plan[len(into)].index
+                walked += index + 64  # the walk, and the fetch's own cost
+                into.append(self._cells[index] if index < count else None)
+
+    def apply_replacements(self, plan: list[Replacement], cells: list[Any]) -> list[tuple[int, str, int]]:
+        """Apply a replace planned off the loop (rooms/replace.py) in one transaction; (index, id, count) per cell.
+
+        ``cells`` are the live cells :meth:`fetch_cells` found where the snapshot saw each planned cell (a cell
+        deleted since reads as empty: it is looked up again). A cell whose source changed since the snapshot
+        gets the plan moved onto its live text, past what was typed meanwhile; :class:`MergeConflict` (typing
+        inside a match) or :class:`NotFound` (the cell was deleted) means the caller plans again from a new
+        snapshot. Nothing is applied then.
+        """
+        if not plan:
+            return []
+        targets: list[tuple[int, Any, str, list[Hunk], Replacement]] = []
+        with self.ydoc.transaction():  # one transaction for all the reads: each of its own costs ~0.3 ms to end
+            for planned, ycell in zip(plan, cells, strict=True):
+                index = planned.index
+                if ycell is None or ycell.get("id") != planned.cell_id:  # moved or deleted meanwhile: look it up
+                    index = self.resolve(cell_id=planned.cell_id)
+                    ycell = self._live(index)
+                live = str(ycell["source"])
+                hunks = planned.hunks if live == planned.source else rebase(planned.source, planned.hunks, live)
+                targets.append((index, ycell, live, hunks, planned))
+        count = sum(p.count for p in plan)
+        ids = [p.cell_id for p in plan]
         with self.edit(f"replaced {count} match{'es' if count != 1 else ''} in {cells_text(ids)}"):
-            for i, edits in plan:
-                ytext = self._cells[i]["source"]
-                for edit in reversed(edits):
-                    apply_edit(ytext, edit)
-        return [(i, self._index.ids[i], len(edits)) for i, edits in plan]
+            for _, ycell, live, hunks, _ in targets:
+                apply_hunks(ycell["source"], live, hunks)
+        return [(index, planned.cell_id, planned.count) for index, *_, planned in targets]
 
     def clear_outputs(self) -> None:
         """Empty every code cell's outputs and execution count (after a kernel restart, say).

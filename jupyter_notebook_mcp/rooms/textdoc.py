@@ -15,12 +15,13 @@ from typing import Any
 
 from pycrdt import Text
 
-from ..errors import Conflict, InvalidArgument
+from ..errors import Conflict
 from ..render import cut
 from ..revisions import Base, revision_of
 from .edits import Edit, EditJournal
 from .merge import MergeConflict, TextOp, apply, apply_hunks, hunks_of, rebase
 from .notebook import AGENT_ORIGIN
+from .replace import Replacement
 from .text import minimal_edit
 
 __all__ = ["TextOp", "TextView"]
@@ -93,21 +94,14 @@ class TextView:
                 self._text.insert(edit.start, edit.insert)
         return True
 
-    def replace(self, old: str, new: str, replace_all: bool) -> int:
-        if not old:
-            raise InvalidArgument("old_text is empty")
-        text = self.text
-        count = text.count(old)
-        if count == 0:
-            raise InvalidArgument(f"old_text not found in {self.path}: read the document and copy the text exactly")
-        if count > 1 and not replace_all:
-            raise InvalidArgument(
-                f"old_text occurs {count} times in {self.path}: give more context to make it unique, or replace_all"
-            )
-        positions, start = [], 0
-        while (found := text.find(old, start)) != -1:
-            positions.append(found)
-            start = found + len(old)
-        summary = f"replaced {len(positions)} occurrence{'s' if len(positions) != 1 else ''} of {old[:40]!r}"
-        self.apply([TextOp(p, len(old), new) for p in positions], summary)
-        return len(positions)
+    def apply_replacement(self, planned: Replacement, old: str) -> None:
+        """Apply a replace of ``old`` planned off the loop (rooms/replace.py) as one agent edit.
+
+        Text typed since the snapshot moves the plan past it; :class:`MergeConflict` (typing inside a match)
+        means the caller plans again from a new snapshot. Nothing is applied then.
+        """
+        live = self.text
+        hunks = planned.hunks if live == planned.source else rebase(planned.source, planned.hunks, live)
+        count = planned.count
+        with self._edit(f"replaced {count} occurrence{'s' if count != 1 else ''} of {old[:40]!r}", None):
+            apply_hunks(self._text, live, hunks)

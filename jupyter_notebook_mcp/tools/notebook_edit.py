@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
-from typing import Annotated
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from ..errors import Conflict, InvalidArgument
+from ..errors import Conflict, InvalidArgument, NotFound
 from ..models import (
     CellInput,
     CellUpdateInput,
@@ -22,7 +23,7 @@ from ..models import (
     UpdatedCell,
     UpdateResult,
 )
-from ..rooms import CellChange, NewCell, NotebookView, TextOp
+from ..rooms import CellChange, MergeConflict, NewCell, NotebookView, Replacement, TextOp, plan_notebook
 from .execution import results, run_after_edit, run_images, with_images
 from .notebook import compile_query
 from .params import CellId, CellIndex, ForkId, NotebookPath, StartIndex
@@ -30,6 +31,10 @@ from .registry import WRITE, Backends, ToolSpec
 from .views import Reads, notebook_view
 
 MAX_BATCH = 1000
+#: Times a replace is planned again when people changed the matched text while it was being planned.
+REPLAN_ATTEMPTS = 3
+#: Cells of the array a replace may walk in one loop turn to reach the cells it changes (~15 ns each).
+CELL_WALK_PER_TURN = 1_000_000
 
 
 def _check_batch(name: str, items: list[object]) -> None:
@@ -217,6 +222,23 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         moved_id = view.move(from_index, to_index)
         return MoveResult(id=moved_id, from_index=from_index, to_index=to_index)
 
+    async def live_cells(
+        ctx: Context, path: str, fork_id: str | None, plan: list[Replacement]
+    ) -> tuple[NotebookView | None, list[Any]]:
+        """The live cell of each planned replacement, a bounded walk of the cells array per loop turn, and the
+        view to apply them on (None: the room changed meanwhile, so the cells fetched belong to no room)."""
+        cells: list[Any] = []
+        view = await notebook_view(b, ctx, path, fork_id)
+        ydoc = view.ydoc
+        while True:
+            view.fetch_cells(plan, cells, CELL_WALK_PER_TURN)
+            if len(cells) == len(plan):
+                return view, cells
+            await asyncio.sleep(0)
+            view = await notebook_view(b, ctx, path, fork_id)
+            if view.ydoc is not ydoc:
+                return None, []
+
     async def replace_in_notebook(
         ctx: Context,
         path: NotebookPath,
@@ -232,26 +254,45 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         """Replace text in cells' sources live, match by match."""
         pattern = compile_query(find, regex, case_sensitive=True)
         path = await b.contents.require(path, "notebook")
-        view = await notebook_view(b, ctx, path, fork_id)
-        indexes = [view.resolve(cell_id=cid) for cid in cell_ids] if cell_ids is not None else None
-        if expected_count is not None:
-            found = sum(
-                len(pattern.findall(source))
-                for i, (_, _, source) in enumerate(view.sources())
-                if indexes is None or i in indexes
-            )
-            if found != expected_count:
+        for _ in range(REPLAN_ATTEMPTS):
+            # Planned in a worker thread from a snapshot (finding 650,000 matches is seconds of Python), then
+            # applied on a view taken again after the await, moved past what people typed meanwhile.
+            view = await notebook_view(b, ctx, path, fork_id)
+            for cid in cell_ids or []:
+                view.resolve(cell_id=cid)
+            snapshot = view.snapshot()
+            try:
+                plan = await asyncio.to_thread(
+                    plan_notebook,
+                    snapshot,
+                    pattern,
+                    replace,
+                    literal=not regex,
+                    cell_ids=set(cell_ids) if cell_ids is not None else None,
+                )
+            except re.error as exc:  # a bad group reference in replace, found before anything is applied
+                raise InvalidArgument(f"invalid replacement {replace!r}: {exc}") from None
+            found = sum(planned.count for planned in plan)
+            if expected_count is not None and found != expected_count:
                 raise Conflict(
                     f"found {found} matches of {find!r}, not the expected {expected_count}: nothing was replaced; "
                     "search again and retry"
                 )
-        try:
-            done = view.replace(pattern, replace, literal=not regex, indexes=indexes)
-        except re.error as exc:  # a bad group reference in replace, found before anything is applied
-            raise InvalidArgument(f"invalid replacement {replace!r}: {exc}") from None
-        return ReplaceResult(
-            replacements=sum(count for _, _, count in done),
-            cells=[ReplacedCell(id=cid, index=i, count=count) for i, cid, count in done],
+            live, cells = await live_cells(ctx, path, fork_id, plan)
+            if live is None:  # the room was replaced while its cells were fetched: plan again
+                continue
+            try:
+                done = live.apply_replacements(plan, cells)
+            except (MergeConflict, NotFound):  # typed into a match, or a cell deleted, meanwhile: plan again
+                continue
+            return ReplaceResult(  # bounded: 10,000 cells listed would be a megabyte
+                replacements=sum(count for _, _, count in done),
+                cells=[ReplacedCell(id=cid, index=i, count=count) for i, cid, count in done[:MAX_BATCH]],
+                cells_left_out=max(0, len(done) - MAX_BATCH),
+            )
+        raise Conflict(
+            f"the cells of {path} kept changing where {find!r} matches while the replacement was prepared: "
+            "nothing was replaced; retry"
         )
 
     return [

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import mimetypes
+import re
 from typing import Annotated
 
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from ..errors import InvalidArgument
+from ..errors import Conflict, InvalidArgument
 from ..models import (
     Collaboration,
     DocumentContent,
@@ -20,9 +22,9 @@ from ..models import (
     TextUpdateOp,
     User,
 )
-from ..rooms import TextOp
+from ..rooms import MergeConflict, TextOp, plan_text
 from .notebook import check_max, join_room
-from .notebook_edit import MAX_BATCH
+from .notebook_edit import MAX_BATCH, REPLAN_ATTEMPTS
 from .params import (
     MAX_CONTENT_LENGTH,
     BaseRevision,
@@ -161,10 +163,29 @@ def text_tools(b: Backends) -> list[ToolSpec]:
         fork_id: ForkId = None,
     ) -> ReplaceTextResult:
         """Replace old_text by new_text in a text file live."""
+        if not old_text:
+            raise InvalidArgument("old_text is empty")
         path = await text_file(path)
-        view = await text_view(b, ctx, path, fork_id)
-        count = view.replace(old_text, new_text, replace_all)  # anchored on the live text: needs no base
-        return ReplaceTextResult(replacements=count, length=len(view.text))
+        pattern = re.compile(re.escape(old_text))
+        for _ in range(REPLAN_ATTEMPTS):
+            # Planned in a worker thread from a snapshot, applied on a view taken again after the await and
+            # moved past what people typed meanwhile (anchored on the live text: it needs no base).
+            view = await text_view(b, ctx, path, fork_id)
+            planned = await asyncio.to_thread(plan_text, view.text, pattern, new_text, literal=True)
+            if planned.count == 0:
+                raise InvalidArgument(f"old_text not found in {path}: read the document and copy the text exactly")
+            if planned.count > 1 and not replace_all:
+                raise InvalidArgument(
+                    f"old_text occurs {planned.count} times in {path}: give more context to make it unique, "
+                    "or replace_all"
+                )
+            view = await text_view(b, ctx, path, fork_id)
+            try:
+                view.apply_replacement(planned, old_text)
+            except MergeConflict:  # a person typed into a match meanwhile: plan again
+                continue
+            return ReplaceTextResult(replacements=planned.count, length=len(view.text))
+        raise Conflict(f"{path} kept changing where old_text occurs while the replacement was prepared: retry")
 
     return [
         ToolSpec(get_document, "document", "Read a text file", READ, read_only=True),
