@@ -13,6 +13,7 @@ import contextlib
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,8 +34,8 @@ class Fork:
     description: str
     synchronize: bool
     document: ForkDocument
+    last_used: float  # on the service's clock
     created: float = field(default_factory=time.time)
-    last_used: float = field(default_factory=time.monotonic)
 
     @property
     def room_id(self) -> str:
@@ -43,12 +44,19 @@ class Fork:
 
 class ForkService:
     def __init__(
-        self, rooms: RoomsAdapter, *, max_forks: int = 20, max_per_user: int = 10, ttl: float = 3600.0
+        self,
+        rooms: RoomsAdapter,
+        *,
+        max_forks: int = 20,
+        max_per_user: int = 10,
+        ttl: float = 3600.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.rooms = rooms
         self.max_forks = max_forks
         self.max_per_user = max_per_user
         self.ttl = ttl
+        self.clock = clock  # idle ages are measured on it (tests control time through it)
         self._forks: dict[str, Fork] = {}
         self._sweeper: asyncio.Task[None] | None = None
 
@@ -78,7 +86,7 @@ class ForkService:
         live, _ = await self.rooms._document(path, kind)
         document = ForkDocument(live, kind, path, synchronize=synchronize)
         fork_id = uuid.uuid4().hex
-        fork = Fork(fork_id, path, kind, actor.username, title, description, synchronize, document)
+        fork = Fork(fork_id, path, kind, actor.username, title, description, synchronize, document, self.clock())
         server = self._websocket_server()
         if server is not None:
             try:
@@ -100,7 +108,7 @@ class ForkService:
             raise PermissionDenied(f"fork {fork_id!r} belongs to another user")
         if fork.path != path:
             raise InvalidArgument(f"fork {fork_id!r} is a fork of {fork.path!r}, not {path!r}")
-        fork.last_used = time.monotonic()
+        fork.last_used = self.clock()
         return fork
 
     async def _follow(self, fork: Fork) -> None:
@@ -142,7 +150,7 @@ class ForkService:
 
     async def sweep(self, *, now: float | None = None) -> list[str]:
         """Discard forks unused for longer than ``ttl``."""
-        now = time.monotonic() if now is None else now
+        now = self.clock() if now is None else now
         expired = [f for f in self._forks.values() if self.ttl and now - f.last_used > self.ttl]
         for fork in expired:
             self._forks.pop(fork.fork_id, None)

@@ -186,34 +186,52 @@ class KernelsAdapter:
                 "try again, or restart it with restart_notebook_kernel"
             ) from None
         msg_id = client.execute(code, store_history=store_history, allow_stdin=False, stop_on_error=True)
+        begun: list[bool] = []  # set by _follow once the kernel began our request (its execute_input)
         try:
-            return await self._follow(client, km, kernel_id, msg_id, on_output, timeout)
+            return await self._follow(client, km, kernel_id, msg_id, on_output, timeout, begun)
         except asyncio.CancelledError:
             # The caller gave up: stop the run, and let it finish unwinding before anyone else uses the
             # kernel (a request sent while it unwinds would come back "aborted"). The MCP SDK cancels
             # through anyio scopes, which cancel every later await too: shield this one.
             with anyio.CancelScope(shield=True):
-                await self._abandon(client, kernel_id, msg_id)
+                await self._abandon(client, kernel_id, msg_id, begun=bool(begun))
             raise
 
-    async def _abandon(self, client: Any, kernel_id: str, msg_id: str) -> None:
+    async def _abandon(self, client: Any, kernel_id: str, msg_id: str, *, begun: bool) -> None:
+        """Interrupt our run once the kernel began it, and wait for it to end. ipykernel ignores SIGINT
+        between requests: an interrupt sent before it began ours (in flight, or queued behind someone else's
+        run) would be lost, or stop the other run, and ours would go on. A kernel that never says it began
+        (no execute_input within the wait) is interrupted then."""
         with contextlib.suppress(Exception):
-            await self.interrupt(kernel_id)
+            if begun:
+                await self.interrupt(kernel_id)
             end = time.monotonic() + 10
             while time.monotonic() < end:
                 msg = await receive(client.iopub_channel, 0.2)
                 if msg is None:
                     continue
-                if (
-                    msg.get("parent_header", {}).get("msg_id") == msg_id
-                    and msg["msg_type"] == "status"
-                    and msg["content"].get("execution_state") == "idle"
-                ):
+                if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                    continue
+                if msg["msg_type"] == "execute_input" and not begun:
+                    begun = True
+                    await self.interrupt(kernel_id)
+                    end = time.monotonic() + 10
+                elif msg["msg_type"] == "status" and msg["content"].get("execution_state") == "idle":
                     break
+            else:
+                if not begun:
+                    await self.interrupt(kernel_id)
             await self.reply(client, msg_id)
 
     async def _follow(
-        self, client: Any, km: Any, kernel_id: str, msg_id: str, on_output: OutputCallback, timeout: float
+        self,
+        client: Any,
+        km: Any,
+        kernel_id: str,
+        msg_id: str,
+        on_output: OutputCallback,
+        timeout: float,
+        begun: list[bool],
     ) -> Execution:
         deadline = time.monotonic() + timeout
         timed_out = False
@@ -223,9 +241,13 @@ class KernelsAdapter:
             now = time.monotonic()
             if not timed_out and now > deadline:
                 timed_out = True
-                await self.interrupt(kernel_id)
+                log.info("A run timed out after %g s: interrupting it once the kernel began it", timeout)
+                if begun:  # else once its execute_input comes (see _abandon)
+                    await self.interrupt(kernel_id)
                 deadline = now + 10  # let the interrupted run report back
             elif timed_out and now > deadline:
+                if not begun:
+                    await self.interrupt(kernel_id)
                 break
             if now >= next_liveness:
                 next_liveness = now + 0.25
@@ -248,6 +270,10 @@ class KernelsAdapter:
                     break
                 if kind == "execute_input":
                     count = content.get("execution_count")
+                    begun.append(True)
+                    if timed_out:
+                        await self.interrupt(kernel_id)
+                        deadline = time.monotonic() + 10
                 elif kind in OUTPUT_MESSAGES:
                     await on_output(kind, content)
             if idle:

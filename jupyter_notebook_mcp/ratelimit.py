@@ -41,13 +41,13 @@ class RateLimiter:
         self.rate = rate
         self.burst = burst
         self.max_principals = max_principals
-        self._clock = clock
+        self.clock = clock  # tests control time through it
         self._buckets: OrderedDict[str, _Bucket] = OrderedDict()
 
     def acquire(self, principal: str) -> tuple[int, bool]:
         """Take a token for ``principal``: ``(0, False)`` when admitted, else ``(seconds to wait, first)``
         where ``first`` is true for the first refusal of a burst (the one worth logging)."""
-        now = self._clock()
+        now = self.clock()
         bucket = self._buckets.get(principal)
         if bucket is None:
             bucket = self._buckets[principal] = _Bucket(float(self.burst), now)

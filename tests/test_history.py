@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+import time
 from typing import Any
 
 import pytest
@@ -241,14 +241,26 @@ async def test_synchronized_fork_follows_the_live_document_and_discard(
             fork_id=fork["fork_id"],
             operations=[{"text": "two\n", "position": 9}],
         )
-        await asyncio.sleep(0.2)
-        assert human.text() == "zero\none\n"
+        # A live edit after it reaches the person after anything the fork edit could have sent there.
+        await call_tool(client, "batch_insert_text", path="draft.txt", operations=[{"text": "three\n", "position": 9}])
+        await human.wait_until(lambda: "three" in human.text(), limit=30)
+        assert human.text() == "zero\none\nthree\n"
         listed = await call_tool(client, "list_document_forks", path="draft.txt")
         assert [f["fork_id"] for f in listed["forks"]] == [fork["fork_id"]]
         await call_tool(client, "discard_document_fork", path="draft.txt", fork_id=fork["fork_id"])
         assert (await call_tool(client, "list_document_forks"))["forks"] == []
         assert "no fork" in await tool_error(client, "merge_document_fork", path="draft.txt", fork_id=fork["fork_id"])
-        assert human.text() == "zero\none\n"
+        assert human.text() == "zero\none\nthree\n"
+
+
+class Clock:
+    """A clock a test moves by hand."""
+
+    def __init__(self, now: float = 0.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
 
 
 class TestBounds:
@@ -282,10 +294,19 @@ class TestBounds:
             restored = await call_tool(client, "restore_document_version", path=path, version_id=second["version_id"])
             assert restored["changes"]
 
+            # The forks' idle age is read on a clock the test moves: however slow this machine is, no fork
+            # expires before the test says the TTL has passed.
+            service = jp_serverapp.extension_manager.extension_points["jupyter_notebook_mcp"].app.forks
+            clock = service.clock = Clock(time.monotonic())
             forks = [await call_tool(client, "fork_document", path=path) for _ in range(3)]
             message = await tool_error(client, "fork_document", path=path)
             assert "merge or discard" in message
-            await asyncio.sleep(1.2)  # unused forks expire
+            clock.now += 0.5  # within the TTL: a use keeps a fork
+            await call_tool(client, "get_notebook", path=path, fork_id=forks[2]["fork_id"])
+            clock.now += 0.5  # past the TTL of the two unused ones only
+            await until(lambda: service.count == 1, what="the sweeper discarding the unused forks")
+            clock.now += 1.0
+            await until(lambda: service.count == 0, what="the sweeper discarding the last fork")
             assert (await call_tool(client, "list_document_forks"))["forks"] == []
             assert "expired" in await tool_error(client, "get_notebook", path=path, fork_id=forks[0]["fork_id"])
             await call_tool(client, "fork_document", path=path)
@@ -294,7 +315,7 @@ class TestBounds:
 class TestReopen:
     @pytest.fixture
     def mcp_config(self) -> dict[str, Any]:
-        return {"room_idle_timeout": 0.3}
+        return {"room_idle_timeout": 3600}  # the test closes the room itself: no idle timer races it
 
     async def test_history_survives_the_room_closing_and_reopening(
         self, mcp_client: Any, make_notebook: Any, jp_serverapp: Any
@@ -304,10 +325,7 @@ class TestReopen:
         async with mcp_client() as client:
             await update_cell(client, path, "c1", "a")
             first = (await history(client, path))[0]
-            for _ in range(40):  # the idle room we opened is saved and closed
-                await asyncio.sleep(0.1)
-                if rooms.info(path, "notebook") is None:
-                    break
+            assert await rooms.evict_idle(now=time.monotonic() + 7200)  # what the idle-room janitor does
             assert rooms.info(path, "notebook") is None
             assert (await history(client, path))[0] == first  # read from the store, no room needed
             await update_cell(client, path, "c1", "b")

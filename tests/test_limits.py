@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,14 +13,14 @@ import pytest
 
 from jupyter_notebook_mcp.ratelimit import RateLimiter
 
-from .conftest import INIT_PARAMS, LEGACY_VERSION, MCP_HEADERS, call_tool, open_session, rpc, tool_error, within
+from .conftest import INIT_PARAMS, LEGACY_VERSION, MCP_HEADERS, call_tool, open_session, rpc, tool_error, until, within
 
 pytestmark = pytest.mark.usefixtures("jp_serverapp")
 
 
 class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
+    def __init__(self, now: float = 0.0) -> None:
+        self.now = now
 
     def __call__(self) -> float:
         return self.now
@@ -50,8 +51,15 @@ class TestRateLimit:
         return {"rate_limit": 0.5, "rate_limit_burst": 4}
 
     async def test_a_flood_gets_429_with_retry_after_logged_once(
-        self, http: httpx2.AsyncClient, mcp_url: str, auth: dict[str, str], caplog: pytest.LogCaptureFixture
+        self,
+        http: httpx2.AsyncClient,
+        mcp_url: str,
+        auth: dict[str, str],
+        caplog: pytest.LogCaptureFixture,
+        extension: Any,
     ) -> None:
+        # The bucket refills on a clock the test moves: no token comes back between two slow requests.
+        clock = extension.rate_limiter.clock = Clock(time.monotonic())  # from now: earlier buckets stay right
         session = await open_session(http, mcp_url, auth)  # two requests (initialize, initialized)
         headers = {**MCP_HEADERS, **auth, "mcp-session-id": session, "mcp-protocol-version": LEGACY_VERSION}
         statuses = []
@@ -65,6 +73,9 @@ class TestRateLimit:
         assert response.json()["message"].startswith("rate limit: retry after")
         assert sum("rate limit reached" in r.getMessage() for r in caplog.records) == 1
         assert not [r for r in caplog.records if "retry after" in r.getMessage()]  # no line per refusal
+        clock.now += 2.0  # one token back at 0.5 a second
+        statuses = [(await http.post(mcp_url, json=rpc("ping", id=n), headers=headers)).status_code for n in (20, 21)]
+        assert statuses == [200, 429]
 
 
 async def test_the_default_limit_never_refuses_one_client_calling_one_call_after_another(
@@ -129,19 +140,15 @@ class TestExecutionsPerPrincipal:
             [{"id": "wait", "cell_type": "code", "source": wait}, {"id": "two", "cell_type": "code", "source": "2"}],
         )
         async with mcp_client() as client:
-            first = asyncio.ensure_future(call_tool(client, "execute_notebook_cell", path=path, cell_id="wait"))
+            first = asyncio.ensure_future(  # its kernel starts first: no 20 s bound of call_tool on it
+                within(client.call_tool("execute_notebook_cell", {"path": path, "cell_id": "wait"}), 120)
+            )
             try:
-                await within(_until(lambda: sum(extension.execution._running.values()) == 1), 30)
+                await until(lambda: sum(extension.execution._running.values()) == 1, 60, "the first run starting")
                 message = await tool_error(client, "execute_notebook_cell", path=path, cell_id="two")
                 assert "1 executions in flight" in message
             finally:
                 (jp_root_dir / "release").write_text("")
-            assert (await within(first, 60))["status"] == "ok"
+            assert (await first).structured_content["status"] == "ok"
             assert (await call_tool(client, "execute_notebook_cell", path=path, cell_id="two"))["status"] == "ok"
         assert extension.execution._running == {}
-
-
-async def _until(predicate: Any) -> None:
-    """Wait for a state of the server (it shares this event loop: polling yields to it)."""
-    while not predicate():
-        await asyncio.sleep(0.01)
