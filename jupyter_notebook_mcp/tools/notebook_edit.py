@@ -30,7 +30,10 @@ from .params import CellId, CellIndex, ForkId, NotebookPath, StartIndex
 from .registry import WRITE, Backends, ToolSpec
 from .views import Reads, notebook_view
 
-MAX_BATCH = 1000
+#: Entries one batch call may carry: a batch is one transaction, and every observer of the room (jupyter_ydoc's,
+#: history's, the cell index's) converts each of its events on the loop, ~0.1 ms a cell: 500 keep a call's step
+#: near 50 ms.
+MAX_BATCH = 500
 #: Times a replace is planned again when people changed the matched text while it was being planned.
 REPLAN_ATTEMPTS = 3
 #: Cells of the array a replace may walk in one loop turn to reach the cells it changes (~15 ns each).
@@ -278,6 +281,11 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
                     f"found {found} matches of {find!r}, not the expected {expected_count}: nothing was replaced; "
                     "search again and retry"
                 )
+            if len(plan) > MAX_BATCH:  # one transaction, converted by every observer on the loop, as a batch is
+                raise InvalidArgument(
+                    f"{find!r} matches in {len(plan)} cells; one replace changes at most {MAX_BATCH} cells: "
+                    "name them with cell_ids (search_notebook lists where it matches); nothing was replaced"
+                )
             live, cells = await live_cells(ctx, path, fork_id, plan)
             if live is None:  # the room was replaced while its cells were fetched: plan again
                 continue
@@ -285,7 +293,7 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
                 done = live.apply_replacements(plan, cells)
             except (MergeConflict, NotFound):  # typed into a match, or a cell deleted, meanwhile: plan again
                 continue
-            return ReplaceResult(  # bounded: 10,000 cells listed would be a megabyte
+            return ReplaceResult(
                 replacements=sum(count for _, _, count in done),
                 cells=[ReplacedCell(id=cid, index=i, count=count) for i, cid, count in done[:MAX_BATCH]],
                 cells_left_out=max(0, len(done) - MAX_BATCH),
