@@ -13,7 +13,6 @@ document: past ``max_updates`` the oldest are squashed into one base row.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import sqlite3
@@ -29,6 +28,7 @@ import anyio
 from pycrdt import Array, Doc, Map, Text
 
 from .edits import EditJournal
+from .updates import client_ids, update_name
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +116,7 @@ class HistoryRecorder:
         self._observed[ydoc] = subscriptions
 
     def _remember(self, update: bytes, meta: dict[str, Any]) -> None:
-        self._pending[_digest(update)] = (meta, time.monotonic())
+        self._pending[update_name(update)] = (meta, time.monotonic())
         while len(self._pending) > _MAX_PENDING:
             self._pending.popitem(last=False)
 
@@ -136,7 +136,7 @@ class HistoryRecorder:
         Updates nobody recorded are people's, unless only the server's own client wrote them: those
         are the room's bookkeeping (the saved/dirty flag), which history does not list as versions.
         """
-        entry = self._pending.pop(_digest(update), None)
+        entry = self._pending.pop(update_name(update), None)
         meta = entry[0] if entry is not None else None
         if meta is None:
             ids = client_ids(update)
@@ -178,51 +178,6 @@ def _own(room: Any, update: bytes) -> bool:
     """Whether the room's own client wrote ``update`` (a person's keystroke applied meanwhile is theirs)."""
     ids = client_ids(update)
     return not ids or ids == [getattr(getattr(room, "ydoc", None), "client_id", None)]
-
-
-#: Bytes from each end of an update that name it (see :func:`_digest`).
-_DIGEST_ENDS = 64 * 1024
-
-
-def _digest(update: bytes) -> bytes:
-    """A name for ``update`` to find its provenance again when the store writes it.
-
-    Its length and its two ends name it: a v1 update starts with its structs' client id and clock, which no
-    other transaction shares. Hashing it whole cost ~35 ms of the loop per 50 MB output, twice per update.
-    """
-    if len(update) <= 2 * _DIGEST_ENDS:
-        return hashlib.blake2b(update, digest_size=16).digest()
-    named = hashlib.blake2b(len(update).to_bytes(8, "little"), digest_size=16)
-    named.update(memoryview(update)[:_DIGEST_ENDS])
-    named.update(memoryview(update)[-_DIGEST_ENDS:])
-    return named.digest()
-
-
-def client_ids(update: bytes) -> list[int]:
-    """The Yjs client that wrote the first structs of a v1 ``update`` (a transaction is one client's), or
-    none for a delete-only or empty update. Read from the update's header: ``get_state`` cannot be used, it
-    needs the update's dependencies."""
-    try:
-        values = _varuints(update, 3)
-    except IndexError:
-        return []
-    return [values[2]] if len(values) == 3 and values[0] > 0 else []
-
-
-def _varuints(data: bytes, count: int) -> list[int]:
-    values: list[int] = []
-    pos = 0
-    while len(values) < count and pos < len(data):
-        value, shift = 0, 0
-        while True:
-            byte = data[pos]
-            pos += 1
-            value |= (byte & 0x7F) << shift
-            if byte < 0x80:
-                break
-            shift += 7
-        values.append(value)
-    return values
 
 
 def configure_store_class(base: type, config: Any, recorder: HistoryRecorder, max_updates: int) -> type:

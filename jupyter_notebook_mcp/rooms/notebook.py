@@ -19,9 +19,8 @@ from typing import Any
 from pycrdt import Map
 
 from ..errors import Conflict, InvalidArgument, NotFound
-from ..render import CUT_MARKER, cut
-from ..revisions import Base, revision_of
 from .cellindex import CellIndex, cells_json
+from .cellmerge import end_of_change, merged_change
 from .cells import (
     BaseFinder,
     CellChange,
@@ -38,7 +37,7 @@ from .cells import (
 )
 from .edits import UNDOABLE, EditJournal
 from .edits import Edit as JournalEdit
-from .merge import Hunk, MergeConflict, apply, apply_hunks, diff, hunks_of, rebase
+from .merge import Hunk, apply, apply_hunks, rebase
 from .replace import Replacement
 
 #: Transaction origin of every edit we make (history and subscriptions tell agents apart by it).
@@ -253,7 +252,7 @@ class NotebookView:
             for change in changes:
                 self._plan_update(change, bases, seen, plan)
         ids = [self._index.ids[i] for i, *_ in plan]
-        offset = _end_of_change(plan[-1][4]) if plan else None
+        offset = end_of_change(plan[-1][4]) if plan else None
         with self.edit(f"updated {cells_text(ids)}", cell_id=ids[-1] if ids else None, offset=offset) as record:
             for index, ycell, live, change, hunks, _ in plan:
                 if change.cell_type is not None and change.cell_type != ycell.get("cell_type"):
@@ -294,7 +293,7 @@ class NotebookView:
         edits = change.source is not None or change.operations is not None
         read_live = change.expected_source is not None and change.base_revision is None
         base = bases(change.base_revision, live, cell_id) if bases is not None and edits and not read_live else None
-        hunks, text = _merged(cell_id, live, change, base)
+        hunks, text = merged_change(cell_id, live, change, base)
         plan.append((index, ycell, live, change, hunks, text))
 
     def delete(self, indexes: list[int]) -> list[CellData]:
@@ -387,54 +386,3 @@ class NotebookView:
         ycell = self._nb.create_ycell(cell)
         self._cells[index] = ycell
         return ycell
-
-
-def _merged(cell_id: str, live: str, change: CellChange, base: Base | None) -> tuple[list[Hunk], str]:
-    """The hunks of ``live`` that carry out ``change``, and the source as the agent's edit defines it.
-
-    Without a base the change is relative to the live text. With one, the agent's change from its base
-    is moved onto the live text past what others changed since (rooms/merge.py); where both changed
-    the same characters, nothing is applied and the agent is shown the cell as it is now.
-    """
-    reference = base.text if base is not None else live
-    if change.operations is not None:
-        agent = hunks_of(change.operations, reference)
-        text = apply(reference, agent)
-    elif change.source is not None:
-        if base is not None and base.cut:
-            raise Conflict(
-                f"your read of cell {cell_id!r} (revision {base.revision}) was cut at max_content_length, so "
-                "writing a whole source from it would delete the rest: re-read the cell whole (get_notebook with "
-                "cell_ids and a larger max_content_length), or edit with operations; nothing was applied"
-            )
-        if CUT_MARKER.search(change.source):
-            raise InvalidArgument(
-                f"the content for cell {cell_id!r} contains the marker of a cut read ('[... N more characters "
-                "cut]'): writing it would delete the part that was cut; re-read the cell whole, or edit with "
-                "operations; nothing was applied"
-            )
-        text = change.source
-        agent = diff(reference, text)
-    else:
-        return [], live
-    if base is None or base.text == live:
-        return agent, text
-    try:
-        return rebase(base.text, agent, live), text
-    except MergeConflict as conflict:
-        now = revision_of(live)
-        raise Conflict(
-            f"cell {cell_id!r} changed where your edit applies: since your read (revision {base.revision}) "
-            f"characters {conflict.other.start}-{conflict.other.end} of what you read were changed, and your "
-            f"edit changes characters {conflict.agent.start}-{conflict.agent.end}; nothing was applied. "
-            f"The cell now reads (revision {now}):\n{cut(live, 2000)}\n"
-            f"Redo your change on this text and send it with base_revision {now!r}."
-        ) from None
-
-
-def _end_of_change(hunks: list[Hunk]) -> int | None:
-    """Character offset, in the new text, just after the last hunk (where the agent's cursor goes)."""
-    if not hunks:
-        return None
-    shift = sum(len(h.insert) - (h.end - h.start) for h in hunks[:-1])
-    return hunks[-1].start + shift + len(hunks[-1].insert)
