@@ -20,6 +20,7 @@ import logging
 import secrets
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,7 +50,7 @@ class Agent:
     """One actor's presence settings, shared by all the rooms it is in."""
 
     actor: Actor
-    last_seen: float  # monotonic: the presence timeout counts from here
+    last_seen: float  # on the service's clock: the presence timeout counts from here
     last_activity: float  # epoch seconds, for people
     status: str = "online"
     message: str | None = None
@@ -68,7 +69,7 @@ class Presence:
     client_id: int
     cursor: dict[str, Any] | None = None
     clients: frozenset[int] = field(default_factory=frozenset)
-    published: float = 0.0  # monotonic
+    published: float = 0.0  # on the service's clock
     autosave: bool = True
 
 
@@ -101,8 +102,10 @@ class PresenceService:
         max_activities: int = 1000,
         renew_interval: float = 10.0,
         tick: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.rooms = rooms
+        self.clock = clock  # ages and renewals count on it (tests move it by hand instead of racing real time)
         self.timeout = timeout
         self.renew_interval = renew_interval
         self.tick = tick
@@ -117,7 +120,7 @@ class PresenceService:
     def touch(self, actor: Actor) -> Agent:
         """The agent of ``actor``, marked as active now (every call of the actor counts)."""
         agent = self._agents.get(actor.key)
-        now = time.monotonic()
+        now = self.clock()
         if agent is None:
             agent = self._agents[actor.key] = Agent(actor, last_seen=now, last_activity=time.time())
         agent.last_seen = now
@@ -337,7 +340,7 @@ class PresenceService:
         state = self._state(presence, presence.autosave)
         clock = self._clocks[presence.client_id] = self._clocks.get(presence.client_id, 0) + 1
         presence.clients = aw.clients(room)
-        presence.published = time.monotonic()
+        presence.published = self.clock()
         try:
             aw.publish(room, presence.client_id, clock, state)
         except Exception:
@@ -356,7 +359,7 @@ class PresenceService:
 
     def sweep(self, now: float | None = None) -> None:
         """One renewal tick: expire idle agents, drop presences of closed rooms, renew the others when due."""
-        now = time.monotonic() if now is None else now
+        now = self.clock() if now is None else now
         for key, agent in list(self._agents.items()):
             if self.timeout and now - agent.last_seen > self.timeout:
                 for presence in self.rooms_of(agent.actor):

@@ -276,8 +276,12 @@ class TestBoundsAndTimeouts:
             assert state["agent"]["activity"]["description"] == "reading cell c1"
 
     async def test_presence_times_out_without_calls_and_late_joiners_see_it(
-        self, mcp_client: Any, make_notebook: Any, collaborator: Any
+        self, mcp_client: Any, make_notebook: Any, collaborator: Any, extension: Any
     ) -> None:
+        """Presence ages on the service's clock, moved here by hand: on a busy machine a call can take longer
+        than the timeout, and a test racing real time would see the agent leave between two calls."""
+        now = [0.0]
+        extension.presence.clock = lambda: now[0]
         path = make_notebook("idle.ipynb", CELLS)
         async with collaborator(path) as first, mcp_client() as client:
             await call_tool(
@@ -287,13 +291,15 @@ class TestBoundsAndTimeouts:
             # someone joining later gets the agent's state at the next renewal tick, not after 10+ s
             async with collaborator(path) as late:
                 await late.wait_awareness(lambda: agent_state(late), limit=3)
-            # any call keeps the agent present, reads included
+            # any call keeps the agent present, reads included: 10 s pass, a call every second
             for _ in range(10):
+                now[0] += 1.0
                 await call_tool(client, "get_notebook_info", path=path)
-                await asyncio.sleep(0.25)
+            extension.presence.sweep()
             assert agent_state(first)
             # no call for presence_timeout: the agent leaves although its session is still open
-            await first.wait_awareness(lambda: not first.agents(), limit=4)
+            now[0] += 2.0
+            await first.wait_awareness(lambda: not first.agents(), limit=20)
             await call_tool(
                 client, "update_cursor_position", document_path=path, cell_id="c0", position={"line": 1, "column": 2}
             )
