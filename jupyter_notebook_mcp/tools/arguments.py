@@ -8,8 +8,9 @@ took ``"0"`` and ``true``, a boolean took ``"false"``. :func:`close` marks every
 input schema ``additionalProperties: false`` — what clients see in ``tools/list`` — and
 :class:`StrictArguments`, a server middleware that runs before the SDK validates anything, answers a
 ``tools/call`` carrying a key its schema does not name, or a value of another JSON type than the schema
-allows, with a tool error naming the argument (the closest valid name, or the type expected). Value
-constraints (ranges, enums) stay the SDK's. The walk is linear in the size of the arguments.
+allows, or missing a required one, or outside the values an enum lists, with a tool error naming the argument
+(the closest valid name, the type or values expected) — never pydantic's raw text with its links. Ranges stay
+the tools' own checks. The walk is linear in the size of the arguments.
 """
 
 from __future__ import annotations
@@ -126,11 +127,46 @@ def _wrong_type(node: Any, value: Any, where: str, defs: Mapping[str, Any]) -> s
     return f"{what} must be {expected}, not {got}{shown}"
 
 
+def _listed(node: Any, defs: Mapping[str, Any], depth: int = 0) -> list[Any] | None:
+    """The values ``node`` allows when it lists them (``enum``, ``const``, options of those or null), else None."""
+    node = _resolve(node, defs)
+    if not isinstance(node, dict) or depth > 8:
+        return None
+    if isinstance(node.get("enum"), list):
+        return list(node["enum"])
+    if "const" in node:
+        return [node["const"]]
+    if node.get("type") == "null":
+        return [None]
+    options = node.get("anyOf") or node.get("oneOf")
+    if not isinstance(options, list):
+        return None
+    values: list[Any] = []
+    for option in options:
+        listed = _listed(option, defs, depth + 1)
+        if listed is None:
+            return None
+        values += listed
+    return values if any(v is not None for v in values) else None
+
+
+def _unlisted(node: Any, value: Any, where: str, defs: Mapping[str, Any]) -> str | None:
+    """A message when ``node`` lists the values it allows and ``value`` is not one of them."""
+    listed = _listed(node, defs)
+    if listed is None or value in listed:
+        return None
+    named = [repr(v) for v in listed if v is not None]
+    allowed = ", ".join(named[:20]) + (" or null" if None in listed else "")
+    shown = repr(value)
+    what = f"field {where!r}" if "." in where or "[" in where else f"argument {where!r}"
+    return f"{what} must be one of {allowed}, not {shown[:40]}{'...' if len(shown) > 40 else ''}"
+
+
 def _walk(node: Any, value: Any, where: str, defs: Mapping[str, Any], optional: bool = False) -> str | None:
     # An explicit null for an optional argument is left to the argument model: the listed schemas drop the
     # null option of parameters whose default is null (server.drop_null_options), which still take it.
     if where and not (optional and value is None):
-        problem = _wrong_type(node, value, where, defs)
+        problem = _wrong_type(node, value, where, defs) or _unlisted(node, value, where, defs)
         if problem is not None:
             return problem
     if isinstance(value, dict):
@@ -150,7 +186,14 @@ def _walk(node: Any, value: Any, where: str, defs: Mapping[str, Any], optional: 
         extra = extra if isinstance(extra, dict) else {}
         required = shape.get("required") or ()
         fields = ((key, properties.get(key, extra), sub, key not in required) for key, sub in value.items())
-        return _each(fields, where, defs)
+        problem = _each(fields, where, defs)  # what is wrong with what was given first, then what is missing
+        if problem is not None:
+            return problem
+        for key in required:
+            if key not in value:
+                what = f"field {f'{where}.{key}'!r}" if where else f"argument {key!r}"
+                return f"missing {what} (required: {', '.join(required)})"
+        return None
     if isinstance(value, list):
         shape = _branch(node, defs, "items")
         if shape is None:
