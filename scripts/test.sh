@@ -2,7 +2,7 @@
 # Install everything the tests need from the project's own files, then run every check:
 # ruff (lint + format), mypy (strict), and pytest (unit, integration against real Jupyter servers,
 # and the official MCP conformance suite from npm). Fails when any of them fails.
-# Each step announces itself; the install takes a minute or two, the tests about 8-10 minutes on 2 cores.
+# Each step announces itself (pip shows its own progress); the tests take about 8-10 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
