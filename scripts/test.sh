@@ -2,13 +2,21 @@
 # Install everything the tests need from the project's own files, then run every check:
 # ruff (lint + format), mypy (strict), and pytest (unit, integration against real Jupyter servers,
 # and the official MCP conformance suite from npm). Fails when any of them fails.
+# Each step announces itself (pip shows its own progress); the tests take about 8-10 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-python -m pip install --quiet --disable-pip-version-check -e ".[test]"
+step() { printf '\n==> %s\n' "$*"; }
+
+step "1/5 installing the package and its test extra (pip)"
+python -m pip install --disable-pip-version-check -e ".[test]"
+step "2/5 installing the MCP conformance suite (npm)"
 npm ci --prefix conformance --no-audit --no-fund --loglevel=error
 
+step "3/5 ruff (lint and format)"
 ruff check .
 ruff format --check .
+step "4/5 mypy (strict)"
 mypy
+step "5/5 pytest (about 8-10 minutes on 2 cores)"
 python -m pytest "$@"
