@@ -18,8 +18,7 @@ def _wrapped(data: bytes) -> list[str]:
 async def test_an_image_marker_says_its_size_in_bytes(mcp_client: Any, make_notebook: Any) -> None:
     sizes = [13092, 13093, 13094]  # no, one and two padding characters
     outputs = [
-        {"output_type": "display_data", "metadata": {}, "data": {"image/png": _wrapped(os.urandom(n))}}
-        for n in sizes
+        {"output_type": "display_data", "metadata": {}, "data": {"image/png": _wrapped(os.urandom(n))}} for n in sizes
     ]
     svg = "<svg xmlns='http://www.w3.org/2000/svg'><text>é</text></svg>"
     outputs.append({"output_type": "display_data", "metadata": {}, "data": {"image/svg+xml": svg}})
