@@ -139,7 +139,7 @@ class InsertResult(BaseModel):
     inserted: list[InsertedCell]
     cell_count: int
     executions: list[ExecutionResult] | None = Field(default=None, description="With exec: the runs, in order.")
-    execution_skipped: str | None = Field(default=None, description="With exec: why nothing was run, if so.")
+    execution_skipped: str | None = Field(default=None, description="With exec: why cells were not run, if so.")
 
 
 class UpdatedCell(BaseModel):
@@ -151,7 +151,7 @@ class UpdatedCell(BaseModel):
 class UpdateResult(BaseModel):
     updated: list[UpdatedCell]
     executions: list[ExecutionResult] | None = Field(default=None, description="With exec: the runs, in order.")
-    execution_skipped: str | None = Field(default=None, description="With exec: why nothing was run, if so.")
+    execution_skipped: str | None = Field(default=None, description="With exec: why cells were not run, if so.")
 
 
 class DeletedCell(BaseModel):
@@ -235,13 +235,23 @@ class CellUpdateInput(BaseModel):
     expected_source: str | None = Field(default=None, description="Refuse unless the live source is this.")
 
 
+class NotRun(BaseModel):
+    """The cells a run stopped by an error left unrun, in order."""
+
+    cell_ids: list[str] = Field(description="The first of them.")
+    count: int = Field(description="How many in all.")
+    reason: str
+
+
 class ExecutionList(BaseModel):
     executions: list[ExecutionResult]
+    not_run: NotRun | None = Field(default=None, description="Cells not run after an error stopped the run.")
 
 
 class KernelResult(BaseModel):
     kernel: KernelInfo
     executions: list[ExecutionResult] = Field(default_factory=list)
+    not_run: NotRun | None = Field(default=None, description="With exec: cells not run after an error stopped it.")
 
 
 # -- text documents --------------------------------------------------------------------------------

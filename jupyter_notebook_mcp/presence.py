@@ -343,6 +343,8 @@ class PresenceService:
         presence.published = self.clock()
         try:
             aw.publish(room, presence.client_id, clock, state)
+        except RuntimeError:  # the room is stopping: see _remove
+            log.debug("agent presence in stopping room %s not broadcast", presence.room_id)
         except Exception:
             log.exception("publishing agent presence in %s failed", presence.room_id)
 
@@ -354,6 +356,8 @@ class PresenceService:
         clock = self._clocks[presence.client_id] = self._clocks.get(presence.client_id, 0) + 1
         try:
             aw.publish(room, presence.client_id, clock, None)
+        except RuntimeError:  # a stopping room (shutdown ended its tasks): the state is gone, nobody to tell
+            log.debug("agent presence left stopping room %s without a broadcast", presence.room_id)
         except Exception:
             log.exception("removing agent presence from %s failed", presence.room_id)
 

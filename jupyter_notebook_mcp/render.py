@@ -151,7 +151,7 @@ def _text(output: dict[str, Any], max_length: int | None) -> tuple[str, str | No
     for mime in _IMAGE_TYPES:
         if mime in data:
             alt = (plain or "").strip()
-            size = len(_joined(data[mime]))
+            size = image_size(mime, _joined(data[mime]))
             return f"[{mime} image, {size} bytes{': ' + alt if alt else ''}]", mime, False
     if plain is not None:
         return plain, None, plain_done
@@ -162,6 +162,16 @@ def _text(output: dict[str, Any], max_length: int | None) -> tuple[str, str | No
         return strip_ansi(_joined(data["text/plain"])), None, False
     mimes = ", ".join(sorted(data)) or "no data"
     return f"[{kind} output: {mimes}]", None, False
+
+
+def image_size(mime: str, stored: str) -> int:
+    """An image's size in bytes as stored in a notebook: SVG is its XML text's UTF-8; the others are base64,
+    maybe wrapped in lines, counted without decoding it (3 bytes per 4 characters, less the padding)."""
+    if mime == "image/svg+xml":
+        return len(stored) if stored.isascii() else len(stored.encode())
+    characters = len(stored) - sum(stored.count(space) for space in "\n\r \t")
+    padding = len(stored.rstrip()) - len(stored.rstrip().rstrip("="))
+    return max(0, characters * 3 // 4 - padding)
 
 
 def render_outputs(outputs: list[dict[str, Any]], max_length: int) -> list[dict[str, Any]]:

@@ -109,7 +109,7 @@ async def test_get_notebook_images_only_when_asked(mcp_client: Any, make_noteboo
         default = await call(client, "get_notebook", path=path)
         assert images_of(default) == []
         assert "images" not in default.structured_content
-        assert default.structured_content["cells"][0]["outputs"][0]["text"] == "[image/png image, 96 bytes]"
+        assert default.structured_content["cells"][0]["outputs"][0]["text"] == "[image/png image, 70 bytes]"
         asked = await call(client, "get_notebook", path=path, include_images=True)
         assert [(i.mime_type, i.data) for i in images_of(asked)] == [("image/png", PNG)] * 2
         assert asked.structured_content["images"]["cell_ids"] == ["k0", "k2"]

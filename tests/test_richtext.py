@@ -104,8 +104,8 @@ def test_rich_output_reads_when_text_plain_is_a_repr() -> None:
         "42",
         "obj",
         "<__main__.Thing at 0x10>",
-        "[image/png image, 4 bytes]",
-        "[image/png image, 4 bytes: <Figure size 640x480 with 1 Axes>]",
+        "[image/png image, 3 bytes]",
+        "[image/png image, 3 bytes: <Figure size 640x480 with 1 Axes>]",
         "[display_data output: application/vnd.custom+json]",
     ]
 

@@ -28,7 +28,7 @@ import anyio
 from pycrdt import Array, Doc, Map, Text
 
 from .edits import EditJournal
-from .updates import client_ids, update_name
+from .updates import client_ids, deleted_client_ids, update_name
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +140,11 @@ class HistoryRecorder:
         meta = entry[0] if entry is not None else None
         if meta is None:
             ids = client_ids(update)
-            authors = self._users(key, ids) if ids or len(update) > 2 else None  # b"\0\0": an empty update
+            if ids or len(update) <= 2:  # b"\0\0": an empty update
+                authors = self._users(key, ids) if ids else None
+            else:  # delete-only (a person's undo, a cut): no writer in its header. Whose items it deletes
+                # names the person undoing their own typing; else the one person in the room sent it.
+                authors = self._users(key, deleted_client_ids(update)) or self._users(key, [])
             meta = {"source": "server"} if authors is None else {"source": "user", "authors": authors}
         return json.dumps(meta, separators=(",", ":")).encode(), entry is not None
 
@@ -164,6 +168,9 @@ def people(room: Any, client_ids: list[int]) -> list[str] | None:
     if client_ids and own is not None and set(client_ids) <= {own}:
         return None
     states = getattr(getattr(room, "awareness", None), "states", {}) or {}
+    if not client_ids:  # a delete-only update whose items are nobody's in the room: the one person in it sent it
+        present = [cid for cid, s in states.items() if cid != own and isinstance(s, dict) and "agent" not in s]
+        client_ids = present if len(present) == 1 else []
     names: list[str] = []
     for client_id in client_ids:
         user = (states.get(client_id) or {}).get("user")

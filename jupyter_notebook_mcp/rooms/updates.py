@@ -37,6 +37,59 @@ def client_ids(update: bytes) -> list[int]:
     return [values[2]] if len(values) == 3 and values[0] > 0 else []
 
 
+#: Clients, and deleted ranges in all, read from an update's delete set: bounded work for any update.
+_DELETERS_MAX = 8
+_RANGES_MAX = 4096
+
+
+def deleted_client_ids(update: bytes) -> list[int]:
+    """The clients whose items a delete-only v1 ``update`` deletes (the first few), or none.
+
+    A delete-only update (a person's undo of their typing, a cut) has no struct, so no writer in its
+    header: only its delete set says whose items it removes, which for an undo are the person's own.
+    """
+    try:
+        values = _varuints(update, 2)
+        if len(values) < 2 or values[0] != 0:
+            return []
+        pos = _skip(update, 2)  # past the struct count and the delete set's client count
+        found: list[int] = []
+        ranges = 0
+        for _ in range(min(values[1], _DELETERS_MAX)):
+            (client, count), pos = _read(update, pos, 2)
+            found.append(client)
+            ranges += count
+            if ranges > _RANGES_MAX:
+                break
+            pos = _skip(update, 2 * count, pos)
+        return found
+    except IndexError:  # truncated: whatever was read is all there is
+        return []
+
+
+def _read(data: bytes, pos: int, count: int) -> tuple[list[int], int]:
+    values: list[int] = []
+    while len(values) < count:
+        value, shift = 0, 0
+        while True:
+            byte = data[pos]
+            pos += 1
+            value |= (byte & 0x7F) << shift
+            if byte < 0x80:
+                break
+            shift += 7
+        values.append(value)
+    return values, pos
+
+
+def _skip(data: bytes, count: int, pos: int = 0) -> int:
+    for _ in range(count):
+        while data[pos] >= 0x80:
+            pos += 1
+        pos += 1
+    return pos
+
+
 def _varuints(data: bytes, count: int) -> list[int]:
     values: list[int] = []
     pos = 0

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import InvalidArgument, NotFound, PermissionDenied
 from ..execution import CellRun, Progress
-from ..models import ExecutionList, ExecutionResult, KernelInfo, KernelResult, RenderedOutput
+from ..models import ExecutionList, ExecutionResult, KernelInfo, KernelResult, NotRun, RenderedOutput
 from ..render import ImageLimits, PickedImages, pick_images
 from ..rooms.cells import type_and_source
 from .params import CellId, CellIndex, EndIndex, NotebookPath, StartIndex, Timeout
@@ -20,6 +20,9 @@ from .registry import Backends, ToolSpec, authorize
 
 EXECUTE = ("execute", "kernels")
 MAX_TIMEOUT = 3600.0
+#: Ids of cells a stopped run did not run that a result names (the rest are counted): a run-all of a long
+#: notebook must not answer with thousands of ids.
+NOT_RUN_IDS = 20
 #: Images one tool result carries (count, base64 bytes each and in all); the rest are counted in its report.
 
 
@@ -71,6 +74,28 @@ async def run_cells(
     return runs
 
 
+def not_run(runs: list[CellRun], targets: list[str]) -> NotRun | None:
+    """The cells of ``targets`` a run stopped by an error did not run (runs are in order: the rest of them)."""
+    if not runs or len(runs) >= len(targets):
+        return None
+    left = targets[len(runs) :]
+    last = runs[-1]
+    reason = f"{_stopped_at(last)}: these cells were not run"
+    return NotRun(cell_ids=left[:NOT_RUN_IDS], count=len(left), reason=reason)
+
+
+def _stopped_at(run: CellRun) -> str:
+    return f"stopped at cell {run.id!r} ({run.status})"
+
+
+def skipped(runs: list[CellRun], missed: NotRun) -> str:
+    """``missed`` as the edit tools' ``execution_skipped`` text."""
+    ids = ", ".join(repr(cid) for cid in missed.cell_ids)
+    more = f" and {missed.count - len(missed.cell_ids)} more" if missed.count > len(missed.cell_ids) else ""
+    cells = "1 cell was" if missed.count == 1 else f"{missed.count} cells were"
+    return f"{_stopped_at(runs[-1])}: {cells} not run: {ids}{more}"
+
+
 async def run_after_edit(
     b: Backends, ctx: Context, path: str, cell_ids: list[str], fork_id: str | None = None
 ) -> tuple[list[CellRun] | None, str | None]:
@@ -90,7 +115,9 @@ async def run_after_edit(
     code_ids = [cid for cid in cell_ids if type_and_source(view.ycell(cid))[0] == "code"]  # outputs not read
     if not code_ids:
         return [], None
-    return await run_cells(b, ctx, path, code_ids, timeout=30, stop_on_error=True), None
+    runs = await run_cells(b, ctx, path, code_ids, timeout=30, stop_on_error=True)
+    missed = not_run(runs, code_ids)
+    return runs, None if missed is None else skipped(runs, missed)
 
 
 def run_images(runs: Iterable[CellRun]) -> list[tuple[str, str, str]]:
@@ -166,7 +193,8 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
             timeout=timeout,
             stop_on_error=stop_on_error,
         )
-        return with_images(ExecutionList(executions=results(runs)), run_images(runs), b.image_limits)  # type: ignore[return-value]
+        result = ExecutionList(executions=results(runs), not_run=not_run(runs, targets))
+        return with_images(result, run_images(runs), b.image_limits)  # type: ignore[return-value]
 
     async def restart_notebook_kernel(
         ctx: Context,
@@ -186,6 +214,7 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
             view = await b.rooms.notebook(path)
             view.clear_outputs()
         runs: list[CellRun] = []
+        targets: list[str] = []
         if exec:
             view = await b.rooms.notebook(path)
             targets = view.code_cell_ids(0, view.cell_count)
@@ -198,7 +227,8 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
                 stop_on_error=True,
             )
         info = KernelInfo(name=kernel.name, id=kernel.id, state=kernel.state)
-        return with_images(KernelResult(kernel=info, executions=results(runs)), run_images(runs), b.image_limits)  # type: ignore[return-value]
+        result = KernelResult(kernel=info, executions=results(runs), not_run=not_run(runs, targets))
+        return with_images(result, run_images(runs), b.image_limits)  # type: ignore[return-value]
 
     async def interrupt_notebook_kernel(ctx: Context, path: NotebookPath) -> KernelResult:
         """Interrupt the notebook's kernel (KeyboardInterrupt)."""
