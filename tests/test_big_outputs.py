@@ -198,7 +198,7 @@ async def test_a_50_mb_png_output_is_run_and_read_without_holding_the_loop(
     mcp_client: Any, make_notebook: Any, watcher: Any
 ) -> None:
     path = _notebook(make_notebook, "png.ipynb", BIG_PNG)
-    size = (8 + 25 + PNG_BYTES + 12 + 2) // 3 * 4  # signature, IHDR, IDAT: base64 length
+    size = 8 + 25 + PNG_BYTES + 12  # signature, IHDR, IDAT: the image's bytes, not its base64 length
     marker = f"[image/png image, {size} bytes: <Figure size 5000x2500 with 1 Axes>]"
     async with mcp_client() as client, watcher(path, _png) as person:
         ran = await within(client.call_tool("execute_notebook_cell", {"path": path, "cell_id": "big"}), 180)
@@ -208,7 +208,7 @@ async def test_a_50_mb_png_output_is_run_and_read_without_holding_the_loop(
         ]
         assert ran.structured_content["images"]["omitted"] == 1, "larger than max_image_bytes: left out"
         assert [c.type for c in ran.content] == ["text"]
-        assert await person.result() == size, "the person sees the whole image"
+        assert await person.result() == (size + 2) // 3 * 4, "the person sees the whole image (its base64)"
 
         read = await within(client.call_tool("get_notebook", {"path": path, "include_images": True}), 120)
         assert not read.is_error, read.content[0].text
