@@ -117,9 +117,12 @@ class LoopMonitor:
             started, step = self._step_started, self._step_id
             if started is None or step in self._sampled or time.monotonic() - started < SAMPLE_AFTER:
                 continue
-            frame = sys._current_frames().get(self._main or 0)
-            if frame is not None and self._step_started == started:
-                self._sampled[step] = "".join(traceback.format_stack(frame, limit=25))
+            try:
+                where = _where(sys._current_frames().get(self._main or 0))
+            except Exception:  # the main thread moved on under the walk: no sample this time
+                continue
+            if where and self._step_started == started:
+                self._sampled[step] = "".join(traceback.format_list(where))
                 while len(self._sampled) > 64:  # steps that ended fast after the sample: drop the oldest
                     self._sampled.pop(next(iter(self._sampled)))
 
@@ -158,6 +161,21 @@ class LoopMonitor:
 
 class LoopHeld(AssertionError):
     """A step on the event loop held it past the bound."""
+
+
+def _where(frame: Any) -> list[traceback.FrameSummary]:
+    """The innermost 25 frames of a running thread, read as plain values at once.
+
+    Formatting reads source lines (file I/O, which lets the GIL go): the running thread then moves on and its
+    frames may be gone, so nothing is formatted until the walk is over.
+    """
+    found = []
+    while frame is not None and len(found) < 25:
+        code = frame.f_code
+        found.append(traceback.FrameSummary(code.co_filename, frame.f_lineno, code.co_name, lookup_line=False))
+        frame = frame.f_back
+    found.reverse()
+    return found
 
 
 def _describe(handle: asyncio.events.Handle) -> str:
