@@ -44,16 +44,24 @@ def figure(points: int) -> str:
 
 BIG_JSON = figure(POINTS)
 PNG_BYTES = 37_500_000  # 50 MB of base64
-BIG_PNG = (
-    "import base64, os, struct, zlib\n"
-    "from IPython.display import display\n"
-    "def _chunk(kind, data):\n"
-    "    return struct.pack('>I', len(data)) + kind + data + struct.pack('>I', zlib.crc32(kind + data))\n"
-    "_head = b'\\x89PNG\\r\\n\\x1a\\n' + _chunk(b'IHDR', struct.pack('>IIBBBBB', 5000, 2500, 8, 6, 0, 0, 0))\n"
-    f"_png = _head + _chunk(b'IDAT', os.urandom({PNG_BYTES}))\n"
-    "display({'image/png': base64.b64encode(_png).decode(), 'text/plain': '<Figure size 5000x2500 with 1 Axes>'},"
-    " raw=True)\n"
-)
+SCRATCH_PNG_BYTES = 15_000_000  # 20 MB of base64: over the scratch budget, see the scratch test
+
+
+def png_code(nbytes: int) -> str:
+    """Code displaying a PNG of ``nbytes`` random pixel bytes (incompressible: the message carries them all)."""
+    return (
+        "import base64, os, struct, zlib\n"
+        "from IPython.display import display\n"
+        "def _chunk(kind, data):\n"
+        "    return struct.pack('>I', len(data)) + kind + data + struct.pack('>I', zlib.crc32(kind + data))\n"
+        "_head = b'\\x89PNG\\r\\n\\x1a\\n' + _chunk(b'IHDR', struct.pack('>IIBBBBB', 5000, 2500, 8, 6, 0, 0, 0))\n"
+        f"_png = _head + _chunk(b'IDAT', os.urandom({nbytes}))\n"
+        "display({'image/png': base64.b64encode(_png).decode(), 'text/plain': '<Figure size 5000x2500 with 1 Axes>'},"
+        " raw=True)\n"
+    )
+
+
+BIG_PNG = png_code(PNG_BYTES)
 
 
 def _notebook(make_notebook: Any, name: str, code: str) -> str:
@@ -139,8 +147,12 @@ async def _read_cell_resource(client: Any, path: str) -> list[Any]:
 
 @SERVER
 async def test_scratch_code_with_huge_outputs_holds_no_loop_step(mcp_client: Any, make_notebook: Any) -> None:
-    """execute_code: a 6 MB figure (kept: the scratch budget is 8 MB) comes back cut, a 12 MB one and a 50 MB
-    PNG are counted as dropped; decoding them (in a worker thread) and reading them holds no loop step."""
+    """execute_code: a 6 MB figure (kept: the scratch budget is 8 MB) comes back cut, a 12 MB one and a 20 MB
+    PNG are counted as dropped; decoding them (in a worker thread) and reading them holds no loop step.
+
+    Not the 50 MB PNG of the tests below: jupyter_server's own ``record_activity`` checks the signature of
+    every iopub message on the loop, linear in its size (30 ms for 50 MB here, 117 ms once on a loaded
+    machine) - upstream work this test's 100 ms bound is not about."""
     path = _notebook(make_notebook, "scratch.ipynb", "1")
     async with mcp_client() as client:
         kept = await within(client.call_tool("execute_code", {"path": path, "code": figure(150_000)}), 180)
@@ -149,7 +161,7 @@ async def test_scratch_code_with_huge_outputs_holds_no_loop_step(mcp_client: Any
         assert output["text"].startswith('{"') and '"type":"scatter"' in output["text"], "compact JSON"
         assert output["text"].endswith(" more characters of JSON not read]")
         assert len(output["text"]) < 2100
-        for code in (BIG_JSON, BIG_PNG):
+        for code in (BIG_JSON, png_code(SCRATCH_PNG_BYTES)):
             dropped = await within(client.call_tool("execute_code", {"path": path, "code": code, "timeout": 120}), 180)
             assert not dropped.is_error, dropped.content[0].text
             [note] = dropped.structured_content["outputs"]
