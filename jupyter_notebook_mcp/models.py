@@ -229,7 +229,7 @@ class CellUpdateInput(BaseModel):
         default=None, description="Or edits at offsets of the source (no read needed)."
     )
     base_revision: str | None = Field(
-        default=None, description="Revision you read (default: your last read of it); typing since is kept."
+        default=None, description="Revision you read (default: your last read); typing since is kept."
     )
     cell_type: CellType | None = Field(default=None, description="New type: code, markdown or raw.")
     expected_source: str | None = Field(default=None, description="Refuse unless the live source is this.")
@@ -301,7 +301,7 @@ class DeletedDocument(BaseModel):
 
 
 class TextInsertOp(BaseModel):
-    text: str = Field(description="Text to insert.")
+    content: str = Field(description="Text to insert.")
     position: int = Field(description="Character offset; -1 = the end.")
 
 

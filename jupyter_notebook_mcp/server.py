@@ -60,6 +60,8 @@ before you edit, and address cells by id. Use list_notebooks or list_documents t
 Never write a notebook or an open file directly (shell, file APIs, another program): the live
 document is reloaded from the file, replacing edits not yet saved, yours and people's. Edit with
 these tools; a result's "notice" says when a file changed on disk or could not be saved.
+Inserting or updating code cells runs them unless exec=false, in the notebook's kernel, shared
+with the people on it (their variables, their runs); its working directory is the notebook's folder.
 """
 
 

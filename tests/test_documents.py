@@ -59,11 +59,49 @@ async def test_positions_refer_to_the_text_before_the_batch_and_multibyte_lands_
             client,
             "batch_insert_text",
             path="intl.md",
-            operations=[{"text": "[", "position": 6}, {"text": "]", "position": 7}, {"text": "語", "position": -1}],
+            operations=[
+                {"content": "[", "position": 6},
+                {"content": "]", "position": 7},
+                {"content": "語", "position": -1},
+            ],
         )
         await human.wait_until(lambda: human.text() == "héllo [🎉] wörld 日本語")
         await call_tool(client, "batch_delete_text", path="intl.md", operations=[{"position": 0, "length": 6}])
         await human.wait_until(lambda: human.text() == "[🎉] wörld 日本語")
+
+
+async def test_insertions_take_content_and_still_text_their_old_name(
+    mcp_client: Any, script: str, collaborator: Any
+) -> None:
+    """batch_insert_text's operations say ``content`` like every other operation; clients written when they
+    said ``text`` keep working, and the listed schema documents only ``content``."""
+    async with collaborator(script, kind="file") as human, mcp_client() as client:
+        listed = {t.name: t.input_schema for t in (await client.list_tools()).tools}["batch_insert_text"]
+        op = listed["$defs"]["TextInsertOp"]
+        assert set(op["properties"]) == {"content", "position"} and set(op["required"]) == {"content", "position"}
+        await call_tool(client, "batch_insert_text", path=script, operations=[{"content": "# new\n", "position": 0}])
+        await human.wait_until(lambda: human.text().startswith("# new\ndef add"))
+        old = [{"text": "# old\n", "position": 0}, {"position": -1, "content": "# end\n"}]
+        await call_tool(client, "batch_insert_text", path=script, operations=old)
+        await human.wait_until(lambda: human.text() == "# old\n# new\ndef add(a, b):\n    return a + b\n# end\n")
+
+
+@pytest.mark.parametrize(
+    ("operation", "words"),
+    [
+        ({"content": "a", "text": "b", "position": 0}, "'operations[0]': give content, not both content and text"),
+        ({"position": 0}, "missing field 'operations[0].content'"),
+        ({"texts": "a", "position": 0}, "unknown field 'texts' in operations[0]"),
+        ({"text": 1, "position": 0}, "must be a string, not an integer"),
+    ],
+)
+async def test_insertions_refuse_both_names_and_unknown_fields(
+    mcp_client: Any, script: str, operation: dict[str, Any], words: str
+) -> None:
+    async with mcp_client() as client:
+        message = await tool_error(client, "batch_insert_text", path=script, operations=[operation])
+        assert words in message and "nothing was done" in message
+        assert (await call_tool(client, "get_document", path=script))["content"] == "def add(a, b):\n    return a + b\n"
 
 
 async def test_concurrent_typing_elsewhere_survives_a_batch(

@@ -11,6 +11,10 @@ input schema ``additionalProperties: false`` — what clients see in ``tools/lis
 allows, or missing a required one, or outside the values an enum lists, with a tool error naming the argument
 (the closest valid name, the type or values expected) — never pydantic's raw text with its links. Ranges stay
 the tools' own checks. The walk is linear in the size of the arguments.
+
+A field that was renamed keeps its old name as an alias (:data:`OLD_NAMES`), so clients written against the
+earlier contract keep working: the middleware renames it before anything is checked; listed schemas show only
+the new name, and giving both names is an error.
 """
 
 from __future__ import annotations
@@ -18,11 +22,35 @@ from __future__ import annotations
 import difflib
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from mcp_types import CallToolResult, TextContent
 
 log = logging.getLogger(__name__)
+
+#: Renamed fields of the objects in a tool's list argument: tool -> (argument, old name, new name).
+#: ``batch_insert_text`` operations said ``text`` where every other operation says ``content``.
+OLD_NAMES: dict[str, tuple[str, str, str]] = {"batch_insert_text": ("operations", "text", "content")}
+
+
+def renamed(tool: str, arguments: Mapping[str, Any]) -> tuple[Mapping[str, Any], str | None]:
+    """``arguments`` with the tool's old field names replaced by the new ones, and a message when an object
+    gives both; unchanged when the tool renamed nothing or nothing uses an old name."""
+    if tool not in OLD_NAMES:
+        return arguments, None
+    argument, old, new = OLD_NAMES[tool]
+    items = arguments.get(argument)
+    if not isinstance(items, list) or not any(isinstance(item, dict) and old in item for item in items):
+        return arguments, None
+    out: list[Any] = []
+    for i, item in enumerate(items):
+        if isinstance(item, dict) and old in item:
+            if new in item:
+                return arguments, f"field '{argument}[{i}]': give {new}, not both {new} and {old} (its old name)"
+            item = {(new if key == old else key): value for key, value in item.items()}
+        out.append(item)
+    return {**arguments, argument: out}, None
 
 
 def close(schema: Any) -> Any:
@@ -234,11 +262,15 @@ class StrictArguments:
             name, arguments = params.get("name"), params.get("arguments")
             schema = self.schema_of(name) if isinstance(name, str) else None
             if schema is not None and isinstance(arguments, Mapping):
-                problem = unknown_argument(schema, arguments)
+                assert isinstance(name, str)
+                renaming, problem = renamed(name, arguments)
+                problem = problem or unknown_argument(schema, renaming)
                 if problem is not None:
                     log.info("Tool %r refused: %s", name, problem)
                     return CallToolResult(
                         content=[TextContent(type="text", text=f"{name}: {problem}; nothing was done")],
                         is_error=True,
                     )
+                if renaming is not arguments:
+                    ctx = replace(ctx, params={**params, "arguments": renaming})
         return await call_next(ctx)

@@ -171,7 +171,7 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
         timeout: Timeout = 30,
         stop_on_error: Annotated[bool, Field(description="Stop at the first error.")] = True,
     ) -> ExecutionList:
-        """Run code cells in order: cell_ids, a range's code cells, or all."""
+        """Run code cells in order in the shared kernel: cell_ids, a range's code cells, or all."""
         check_timeout(timeout)
         path = await b.contents.require(path, "notebook")
         view = await b.rooms.notebook(path)

@@ -26,7 +26,7 @@ from ..models import (
 from ..rooms import CellChange, MergeConflict, NewCell, NotebookView, Replacement, TextOp, plan_notebook
 from .execution import results, run_after_edit, run_images, with_images
 from .notebook import compile_query
-from .params import CellId, CellIndex, ForkId, NotebookPath, StartIndex
+from .params import CellId, CellIndex, ForkId, NotebookPath, RunCells, StartIndex
 from .registry import WRITE, Backends, ToolSpec
 from .views import Reads, notebook_view
 
@@ -96,10 +96,10 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         after_cell_id: Annotated[
             str | None, Field(description="Or after this cell (safe if others move cells).")
         ] = None,
-        exec: Annotated[bool, Field(description="Run the inserted code cells, stopping at an error.")] = True,
+        exec: RunCells = True,
         fork_id: ForkId = None,
     ) -> InsertResult:
-        """Insert cells live: people with the notebook open see them appear."""
+        """Insert cells live (people see them appear); runs the code cells unless exec=false."""
         _check_batch("cells", list(cells))
         path = await b.contents.require(path, "notebook")
         view = await notebook_view(b, ctx, path, fork_id)
@@ -147,11 +147,11 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         cell_ids: Annotated[list[str] | None, Field(description="Or the cells the updates apply to, in order.")] = None,
         start_index: Annotated[int | None, Field(description="Or the first of consecutive cells.")] = None,
         end_index: Annotated[int | None, Field(description="With start_index: end, exclusive; optional.")] = None,
-        exec: Annotated[bool, Field(description="Run the updated code cells, stopping at an error.")] = True,
+        exec: RunCells = True,
         fork_id: ForkId = None,
     ) -> UpdateResult:
-        """Change cells' source or type live, merged from base_revision: people's typing since is kept; an
-        overlap is refused, nothing applied."""
+        """Change cells' source or type live, merged from base_revision (people's typing since is kept; an overlap
+        applies nothing); runs the code cells unless exec=false."""
         _check_batch("updates", list(updates))
         path = await b.contents.require(path, "notebook")
         view = await notebook_view(b, ctx, path, fork_id)

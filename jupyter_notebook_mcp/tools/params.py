@@ -24,7 +24,7 @@ StartIndex = Annotated[int | None, Field(description="First cell index, 0-based.
 FirstCell = Annotated[int, Field(description="First cell index, 0-based.")]
 EndIndex = Annotated[int | None, Field(description="End cell index, exclusive; default: the end.")]
 BaseRevision = Annotated[
-    str | None, Field(description="Revision you read (default: your last read of it); typing since is kept.")
+    str | None, Field(description="Revision you read (default: your last read); typing since is kept.")
 ]
 
 MaxResults = Annotated[int, Field(description="Result limit (1-1000).")]
@@ -33,4 +33,10 @@ MaxResults = Annotated[int, Field(description="Result limit (1-1000).")]
 MAX_CONTENT_LENGTH = 1_000_000
 MaxContentLength = Annotated[int, Field(description="Character limit (at most 1000000).")]
 CollaborationState = Annotated[bool, Field(description="Include who is in the live room.")]
+#: The ``exec`` of the edit tools (default true): an agent must know before editing a code cell that the edit
+#: runs it, where other people's variables live, and where its relative paths point.
+RunCells = Annotated[
+    bool,
+    Field(description="Run the code cells, stopping at an error, in the kernel people share (cwd: notebook's folder)."),
+]
 Timeout = Annotated[float, Field(description="Seconds per cell before interrupting (max 3600).")]

@@ -142,7 +142,7 @@ def text_tools(b: Backends) -> list[ToolSpec]:
         fork_id: ForkId = None,
     ) -> TextEditResult:
         """Insert text at offsets of the text you read; all or nothing."""
-        return await edit(ctx, path, [TextOp(o.position, 0, o.text) for o in operations], base_revision, fork_id)
+        return await edit(ctx, path, [TextOp(o.position, 0, o.content) for o in operations], base_revision, fork_id)
 
     async def batch_delete_text(
         ctx: Context,
