@@ -2,8 +2,9 @@
 
 JupyterLab shows whoever is in a document's awareness. An agent enters a room when it edits the
 document, moves its cursor there, broadcasts an activity on it or joins the room's session, and leaves
-when its MCP session ends, when it says so, or after ``timeout`` seconds without a call (the only end a
-stateless-era actor has). Awareness forgets states that are not renewed within 30 seconds, and the server
+when its MCP session ends, when it says so, or once it has had no call in flight for ``timeout`` seconds
+(``stateless_timeout`` for a stateless-era actor: it has no session whose end would say it left, so it goes
+soon after its last call ends). Awareness forgets states that are not renewed within 30 seconds, and the server
 sends nothing to a browser that joins later until the next renewal, so while any presence exists a
 renewal loop republishes it every ``renew_interval`` seconds and as soon as a room's clients change.
 
@@ -56,6 +57,7 @@ class Agent:
     message: str | None = None
     activity: dict[str, Any] | None = None  # the last broadcast, shown to people
     current_document: str | None = None
+    calls: int = 0  # tool calls in flight: an agent waiting on a long call has not left
 
 
 @dataclass
@@ -99,6 +101,7 @@ class PresenceService:
         rooms: Any,
         *,
         timeout: float = 60.0,
+        stateless_timeout: float = 10.0,
         max_activities: int = 1000,
         renew_interval: float = 10.0,
         tick: float = 1.0,
@@ -107,6 +110,7 @@ class PresenceService:
         self.rooms = rooms
         self.clock = clock  # ages and renewals count on it (tests move it by hand instead of racing real time)
         self.timeout = timeout
+        self.stateless_timeout = stateless_timeout
         self.renew_interval = renew_interval
         self.tick = tick
         self._agents: dict[str, Agent] = {}
@@ -125,7 +129,25 @@ class PresenceService:
             agent = self._agents[actor.key] = Agent(actor, last_seen=now, last_activity=time.time())
         agent.last_seen = now
         agent.last_activity = time.time()
+        if actor.session_id is None and self.stateless_timeout:
+            self._start()  # its expiry is the loop's to see, even in no room
         return agent
+
+    def begin(self, actor: Actor) -> None:
+        """A tool call of ``actor`` starts: it stays present until the call ends (see :meth:`end`)."""
+        self.touch(actor).calls += 1
+
+    def end(self, actor: Actor) -> None:
+        """A tool call of ``actor`` ended: its idle time counts from now. Recreates no agent that left meanwhile
+        (its session ended during the call)."""
+        agent = self._agents.get(actor.key)
+        if agent is not None:
+            agent.calls = max(0, agent.calls - 1)
+            agent.last_seen = self.clock()
+
+    def _timeout(self, agent: Agent) -> float:
+        """Seconds without a call after which ``agent`` leaves; 0: never by age."""
+        return self.stateless_timeout if agent.actor.session_id is None else self.timeout
 
     def agent(self, uid: str) -> Agent | None:
         return next((a for a in self._agents.values() if user_id(a.actor) == uid), None)
@@ -361,16 +383,26 @@ class PresenceService:
         except Exception:
             log.exception("removing agent presence from %s failed", presence.room_id)
 
-    def sweep(self, now: float | None = None) -> None:
-        """One renewal tick: expire idle agents, drop presences of closed rooms, renew the others when due."""
+    def sweep(self, now: float | None = None) -> float:
+        """One renewal tick: expire idle agents, drop presences of closed rooms, renew the others when due.
+
+        Returns the seconds until the next agent would expire (``inf`` when none), so the loop wakes then and
+        an agent leaves on time rather than up to a tick late.
+        """
         now = self.clock() if now is None else now
+        due = float("inf")
         for key, agent in list(self._agents.items()):
-            if self.timeout and now - agent.last_seen > self.timeout:
-                for presence in self.rooms_of(agent.actor):
-                    self._remove(presence)
-                if agent.actor.session_id is None:
-                    del self._agents[key]  # stateless actors have no end: forget them once idle
-                    self._forget_ids(key)
+            timeout = self._timeout(agent)
+            if not timeout or agent.calls:
+                continue
+            if now - agent.last_seen < timeout:
+                due = min(due, agent.last_seen + timeout - now)
+                continue
+            for presence in self.rooms_of(agent.actor):
+                self._remove(presence)
+            if agent.actor.session_id is None:
+                del self._agents[key]  # stateless actors have no end: forget them once idle
+                self._forget_ids(key)
         for presence in list(self._presences.values()):
             room = aw.room(self.rooms, presence.room_id)
             if room is None:
@@ -382,17 +414,26 @@ class PresenceService:
                 or self._autosave(room) != presence.autosave
             ):
                 self._publish(presence, room)
+        return due
 
     def _start(self) -> None:
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._renew_forever())
 
+    def _waiting(self) -> bool:
+        """Whether the loop has work: presences to renew, or stateless agents to forget once idle."""
+        if self._presences:
+            return True
+        return bool(self.stateless_timeout) and any(a.actor.session_id is None for a in self._agents.values())
+
     async def _renew_forever(self) -> None:
-        while self._presences:
-            await asyncio.sleep(self.tick)
+        wait = self.tick
+        while self._waiting():
+            await asyncio.sleep(wait)
             try:
-                self.sweep()
+                wait = min(self.tick, max(0.01, self.sweep()))
             except Exception:
+                wait = self.tick
                 log.exception("renewing agent presence failed")
 
     async def close(self) -> None:

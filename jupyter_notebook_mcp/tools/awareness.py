@@ -73,12 +73,12 @@ def offset_of(text: str, position: Position, what: str, where: str) -> int:
 
 
 def _participants(room: Any) -> list[Participant]:
-    seen: dict[str, Participant] = {}
-    for p in aw.participants(room):
+    found = []
+    for p in aw.people(room):
         uid = str(p.user["username"])
         name = str(p.user.get("display_name") or p.user.get("name") or uid)
-        seen.setdefault(uid, Participant(user_id=uid, name=name, is_agent=p.agent is not None))
-    return list(seen.values())
+        found.append(Participant(user_id=uid, name=name, is_agent=p.agent is not None))
+    return found
 
 
 def _is_under(path: str, directory: str) -> bool:
@@ -116,7 +116,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         path = (await b.contents.require_document(document_path))[0] if document_path is not None else None
         users: dict[str, OnlineUser] = {}
         for _, _, room_path, room in open_rooms(path):
-            for p in aw.participants(room):
+            for p in aw.people(room):  # what get_notebook's collaboration.users lists, room by room
                 uid = str(p.user["username"])
                 user = users.get(uid)
                 if user is None:
