@@ -70,6 +70,7 @@ class Presence:
     kind: str
     client_id: int
     cursor: dict[str, Any] | None = None
+    cell_id: str | None = None  # the cell last edited, run or holding the cursor (notebooks), shown to people
     clients: frozenset[int] = field(default_factory=frozenset)
     published: float = 0.0  # on the service's clock
     autosave: bool = True
@@ -230,6 +231,7 @@ class PresenceService:
         placed = aw.cursor(room, kind, cell_id, anchor, head, text=text, position=position)
         if placed is not None:
             presence.cursor = placed
+            presence.cell_id = cell_id if kind == "notebook" else None
         self._publish(presence, room)
         return placed is not None
 
@@ -295,8 +297,13 @@ class PresenceService:
         actor = getattr(edit, "actor", None)
         if not isinstance(actor, Actor):
             return
-        if edit.source != "run":  # executions are recorded by the execution service, once per run
-            self.record(actor, "edit" if edit.source == "agent" else edit.source, edit.path, edit.summary or "edited")
+        if edit.source == "run":  # recorded by the execution service, once per run; the caret stays put
+            presence = self.enter(actor, edit.path, edit.kind)
+            if presence is not None and edit.cell_id is not None and presence.cell_id != edit.cell_id:
+                presence.cell_id = edit.cell_id  # a cell starts running: people see which
+                self._publish(presence)
+            return
+        self.record(actor, "edit" if edit.source == "agent" else edit.source, edit.path, edit.summary or "edited")
         if edit.cell_id is None and (edit.kind == "notebook" or edit.offset is None):
             self.enter(actor, edit.path, edit.kind)
             return
@@ -345,7 +352,12 @@ class PresenceService:
                 "color": color(actor.key),
                 "avatar_url": None,
             },
-            "agent": {"client": actor.client, "status": agent.status, "message": agent.message},
+            "agent": {
+                "client": actor.client,
+                "status": agent.status,
+                "message": agent.message,
+                "cell_id": presence.cell_id,
+            },
             "autosave": autosave,
         }
         if agent.activity is not None:

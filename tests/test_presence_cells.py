@@ -1,0 +1,52 @@
+"""Which cell an agent works in, for people: ``agent.cell_id`` in its awareness state, seen by a collaborator.
+
+A frontend marks that cell (a gutter mark, "follow") without resolving Yjs relative positions: the id of the
+cell the agent last edited, put its cursor in or ran; null in a text file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import call_tool, within
+
+pytestmark = pytest.mark.usefixtures("jp_serverapp")
+
+CELLS = [
+    {"cell_type": "code", "source": "a = 1", "id": "c0"},
+    {"cell_type": "code", "source": "b = 2", "id": "c1"},
+    {"cell_type": "markdown", "source": "# notes", "id": "c2"},
+]
+
+
+def cell_of(human: Any) -> Any:
+    """The agent's ``agent.cell_id`` as the collaborator sees it (a missing key is not None: it fails)."""
+    agents = human.agents()
+    return agents[0]["agent"].get("cell_id", "missing") if agents else "no agent"
+
+
+async def test_the_agents_cell_follows_its_cursor_edits_and_runs(
+    mcp_client: Any, make_notebook: Any, collaborator: Any
+) -> None:
+    path = make_notebook("where.ipynb", CELLS)
+    async with collaborator(path) as human, mcp_client() as client:
+        await call_tool(
+            client, "update_cursor_position", document_path=path, cell_id="c1", position={"line": 1, "column": 1}
+        )
+        await within(human.wait_awareness(lambda: cell_of(human) == "c1", limit=3))
+        await call_tool(
+            client, "batch_update_notebook_cells", path=path, exec=False, updates=[{"cell_id": "c2", "content": "# x"}]
+        )
+        await within(human.wait_awareness(lambda: cell_of(human) == "c2", limit=3))
+        await call_tool(client, "execute_notebook_cell", path=path, cell_id="c0", timeout=60)
+        await within(human.wait_awareness(lambda: cell_of(human) == "c0", limit=3))
+
+
+async def test_in_a_text_file_the_cell_is_null(mcp_client: Any, jp_root_dir: Path, collaborator: Any) -> None:
+    (jp_root_dir / "notes.md").write_text("one\ntwo\n", encoding="utf-8")
+    async with collaborator("notes.md", "file") as human, mcp_client() as client:
+        await call_tool(client, "update_cursor_position", document_path="notes.md", position={"line": 2, "column": 1})
+        await within(human.wait_awareness(lambda: cell_of(human) is None, limit=3))
