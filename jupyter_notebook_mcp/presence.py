@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .actors import Actor
+from .global_presence import GlobalPresence, current
 from .rooms import awareness as aw
 
 log = logging.getLogger(__name__)
@@ -120,6 +121,7 @@ class PresenceService:
         self._clocks: dict[int, int] = {}  # client id -> last clock sent (must only grow)
         self._log: deque[Activity] = deque(maxlen=max(1, max_activities))
         self._task: asyncio.Task[None] | None = None
+        self.lab = GlobalPresence(rooms, self._client_id, self._send, lambda: self.clock())
 
     # -- agents -----------------------------------------------------------------------------------
     def touch(self, actor: Actor) -> Agent:
@@ -337,21 +339,43 @@ class PresenceService:
         ]
         return any(s.get("autosave", True) for s in human) if human else True
 
+    @staticmethod
+    def _user(actor: Actor) -> dict[str, Any]:
+        name = display_name(actor)
+        return {
+            "username": user_id(actor),
+            "name": name,
+            "display_name": name,
+            "initials": initials(actor.name),
+            "color": color(actor.key),
+            "avatar_url": None,
+        }
+
+    def _global_state(self, key: str, presences: list[Presence] | None = None) -> dict[str, Any] | None:
+        """The agent's state in JupyterLab's global room: who it is, its current document and all of its
+        documents (None while it is in no document room). ``presences``: the agent's, when the caller has them."""
+        agent = self._agents.get(key)
+        presences = [p for p in self._presences.values() if p.key == key] if presences is None else presences
+        if agent is None or not presences:
+            return None
+        now = next((p for p in presences if p.path == agent.current_document), presences[-1])
+        state: dict[str, Any] = {
+            "user": self._user(agent.actor),
+            "agent": {"client": agent.actor.client, "status": agent.status, "message": agent.message},
+            "current": current(now.kind, now.path),
+            "documents": [p.path for p in presences],
+        }
+        if agent.activity is not None:
+            state["agent"]["activity"] = agent.activity
+        return state
+
     def _state(self, presence: Presence, autosave: bool) -> dict[str, Any] | None:
         agent = self._agents.get(presence.key)
         if agent is None:
             return None
         actor = agent.actor
-        name = display_name(actor)
         state: dict[str, Any] = {
-            "user": {
-                "username": user_id(actor),
-                "name": name,
-                "display_name": name,
-                "initials": initials(actor.name),
-                "color": color(actor.key),
-                "avatar_url": None,
-            },
+            "user": self._user(actor),
             "agent": {
                 "client": actor.client,
                 "status": agent.status,
@@ -366,34 +390,33 @@ class PresenceService:
             state["cursors"] = [presence.cursor]
         return state
 
-    def _publish(self, presence: Presence, room: Any = None) -> None:
+    def _send(self, room: Any, room_id: str, client_id: int, state: dict[str, Any] | None) -> None:
+        """Apply and broadcast one of our states in a room (None: its removal), with the next clock."""
+        clock = self._clocks[client_id] = self._clocks.get(client_id, 0) + 1
+        try:
+            aw.publish(room, client_id, clock, state)
+        except RuntimeError:  # a stopping room (shutdown ended its tasks): the state is gone, nobody to tell
+            log.debug("agent presence in stopping room %s not broadcast", room_id)
+        except Exception:
+            log.exception("broadcasting agent presence in %s failed", room_id)
+
+    def _publish(self, presence: Presence, room: Any = None, *, lab: bool = True) -> None:
         room = room if room is not None else aw.room(self.rooms, presence.room_id)
         if room is None:
             return
         presence.autosave = self._autosave(room)
-        state = self._state(presence, presence.autosave)
-        clock = self._clocks[presence.client_id] = self._clocks.get(presence.client_id, 0) + 1
         presence.clients = aw.clients(room)
         presence.published = self.clock()
-        try:
-            aw.publish(room, presence.client_id, clock, state)
-        except RuntimeError:  # the room is stopping: see _remove
-            log.debug("agent presence in stopping room %s not broadcast", presence.room_id)
-        except Exception:
-            log.exception("publishing agent presence in %s failed", presence.room_id)
+        self._send(room, presence.room_id, presence.client_id, self._state(presence, presence.autosave))
+        if lab:
+            self.lab.show(presence.key, self._global_state(presence.key))
 
     def _remove(self, presence: Presence) -> None:
         self._presences.pop((presence.key, presence.room_id), None)
+        self.lab.show(presence.key, self._global_state(presence.key))
         room = aw.room(self.rooms, presence.room_id)
-        if room is None:
-            return
-        clock = self._clocks[presence.client_id] = self._clocks.get(presence.client_id, 0) + 1
-        try:
-            aw.publish(room, presence.client_id, clock, None)
-        except RuntimeError:  # a stopping room (shutdown ended its tasks): the state is gone, nobody to tell
-            log.debug("agent presence left stopping room %s without a broadcast", presence.room_id)
-        except Exception:
-            log.exception("removing agent presence from %s failed", presence.room_id)
+        if room is not None:
+            self._send(room, presence.room_id, presence.client_id, None)
 
     def sweep(self, now: float | None = None) -> float:
         """One renewal tick: expire idle agents, drop presences of closed rooms, renew the others when due.
@@ -425,7 +448,12 @@ class PresenceService:
                 or aw.clients(room) != presence.clients
                 or self._autosave(room) != presence.autosave
             ):
-                self._publish(presence, room)
+                self._publish(presence, room, lab=False)
+        by_agent: dict[str, list[Presence]] = {key: [] for key in self.lab.agents()}
+        for presence in self._presences.values():  # grouped once: a sweep stays linear in presences
+            by_agent.setdefault(presence.key, []).append(presence)
+        for key, presences in by_agent.items():
+            self.lab.show(key, self._global_state(key, presences), renew_after=self.renew_interval)
         return due
 
     def _start(self) -> None:

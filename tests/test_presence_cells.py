@@ -6,6 +6,7 @@ cell the agent last edited, put its cursor in or ran; null in a text file.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -50,3 +51,44 @@ async def test_in_a_text_file_the_cell_is_null(mcp_client: Any, jp_root_dir: Pat
     async with collaborator("notes.md", "file") as human, mcp_client() as client:
         await call_tool(client, "update_cursor_position", document_path="notes.md", position={"line": 2, "column": 1})
         await within(human.wait_awareness(lambda: cell_of(human) is None, limit=3))
+
+
+async def test_agents_are_in_jupyterlabs_global_awareness_while_in_a_document(
+    mcp_client: Any, make_notebook: Any, jp_root_dir: Path, collaborator: Any
+) -> None:
+    """The Collaborators panel lists the global room's states: user, ``current`` and ``documents``."""
+    path = make_notebook("lab.ipynb", CELLS)
+    stack = contextlib.AsyncExitStack()
+    (jp_root_dir / "notes.md").write_text("one\n", encoding="utf-8")
+    async with collaborator("", "global") as lab, collaborator(path) as human:
+        client = await stack.enter_async_context(mcp_client())
+        await lab.set_awareness({"user": {"username": "alice", "name": "Alice"}, "current": None, "documents": []})
+        await call_tool(
+            client, "update_cursor_position", document_path=path, cell_id="c1", position={"line": 1, "column": 1}
+        )
+        [doc_state] = await within(human.wait_awareness(lambda: human.agents(), limit=3))
+        [state] = await within(lab.wait_awareness(lambda: lab.agents(), limit=3))
+        assert state["user"] == doc_state["user"]
+        assert state["agent"] == {"client": doc_state["agent"]["client"], "status": "online", "message": None}
+        assert (state["current"], state["documents"]) == (f"notebook:{path}", [path])
+
+        await call_tool(client, "update_cursor_position", document_path="notes.md", position={"line": 1, "column": 1})
+        state = await within(
+            lab.wait_awareness(lambda: (a := lab.agents()) and a[0]["current"] == "editor:notes.md" and a[0], limit=3)
+        )
+        assert state["documents"] == [path, "notes.md"]
+
+        # someone opening JupyterLab later sees the agent at once (a renewal on the room's new client)
+        async with collaborator("", "global") as late:
+            await within(late.wait_awareness(lambda: late.agents(), limit=3))
+
+        await call_tool(client, "leave_session", document_path="notes.md")
+        await within(lab.wait_awareness(lambda: (a := lab.agents()) and a[0]["documents"] == [path], limit=3))
+        await call_tool(client, "leave_session", document_path=path)
+        await within(lab.wait_awareness(lambda: not lab.agents(), limit=3))  # in no document: out of the panel
+        await call_tool(
+            client, "update_cursor_position", document_path=path, cell_id="c0", position={"line": 1, "column": 1}
+        )
+        await within(lab.wait_awareness(lambda: lab.agents(), limit=3))
+        await stack.aclose()  # its session ends: it leaves the global room at once
+        await within(lab.wait_awareness(lambda: not lab.agents(), limit=3))
