@@ -72,6 +72,7 @@ class Presence:
     client_id: int
     cursor: dict[str, Any] | None = None
     cell_id: str | None = None  # the cell last edited, run or holding the cursor (notebooks), shown to people
+    point: dict[str, Any] | None = None  # point_at: {cell_id, message, at (epoch ms)} shown to people
     clients: frozenset[int] = field(default_factory=frozenset)
     published: float = 0.0  # on the service's clock
     autosave: bool = True
@@ -237,6 +238,17 @@ class PresenceService:
         self._publish(presence, room)
         return placed is not None
 
+    def point(self, actor: Actor, path: str, cell_id: str | None, message: str) -> bool:
+        """Point people at a notebook cell with a label (None: stop pointing); False when no room is open.
+        It only shows: nobody's view moves."""
+        presence = self.enter(actor, path, "notebook", publish=False)
+        if presence is None:
+            return False
+        at = int(time.time() * 1000)
+        presence.point = {"cell_id": cell_id, "message": message, "at": at} if cell_id is not None else None
+        self._publish(presence)
+        return True
+
     def ended(self, actor: Actor) -> None:
         """The actor's MCP session ended: leave every room and forget its settings."""
         for presence in self.rooms_of(actor):
@@ -381,6 +393,7 @@ class PresenceService:
                 "status": agent.status,
                 "message": agent.message,
                 "cell_id": presence.cell_id,
+                "point": presence.point,
             },
             "autosave": autosave,
         }

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import call_tool, within
+from .conftest import call_tool, tool_error, within
 
 pytestmark = pytest.mark.usefixtures("jp_serverapp")
 
@@ -92,3 +92,34 @@ async def test_agents_are_in_jupyterlabs_global_awareness_while_in_a_document(
         await within(lab.wait_awareness(lambda: lab.agents(), limit=3))
         await stack.aclose()  # its session ends: it leaves the global room at once
         await within(lab.wait_awareness(lambda: not lab.agents(), limit=3))
+
+
+async def test_an_agent_points_people_at_a_cell(mcp_client: Any, make_notebook: Any, collaborator: Any) -> None:
+    path = make_notebook("point.ipynb", CELLS)
+    async with collaborator(path) as human, mcp_client() as client:
+        await call_tool(
+            client, "update_cursor_position", document_path=path, cell_id="c0", position={"line": 1, "column": 1}
+        )
+        await call_tool(client, "point_at", path=path, cell_id="c2", message="the notes explain b")
+
+        def point() -> Any:
+            agents = human.agents()
+            return agents[0]["agent"].get("point") if agents else None
+
+        first = await within(human.wait_awareness(point, limit=3))
+        assert (first["cell_id"], first["message"]) == ("c2", "the notes explain b")
+        assert isinstance(first["at"], int) and first["at"] > 1_700_000_000_000  # epoch milliseconds
+        assert human.agents()[0]["agent"]["cell_id"] == "c0"  # pointing moves nothing, its own cell included
+
+        await call_tool(client, "point_at", path=path, cell_id="c1", message="look here")
+        second = await within(human.wait_awareness(lambda: (p := point()) and p["cell_id"] == "c1" and p, limit=3))
+        assert second["message"] == "look here" and second["at"] >= first["at"]  # replaced, not added
+        await call_tool(client, "point_at", path=path)  # no cell: stop pointing
+        await within(human.wait_awareness(lambda: human.agents() and point() is None, limit=3))
+
+        error = await tool_error(client, "point_at", path=path, cell_id="nope", message="x")
+        assert "no cell with id 'nope'" in error
+        error = await tool_error(client, "point_at", path=path, cell_id="c1", message="x" * 201)
+        assert "at most 200" in error
+        error = await tool_error(client, "point_at", path="missing.ipynb", cell_id="c1")
+        assert "missing.ipynb" in error
