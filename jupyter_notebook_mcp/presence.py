@@ -16,35 +16,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 import secrets
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .activity_log import Activity, ActivityLog
 from .actors import Actor
+from .agent_identity import display_name, user_id, user_state
 from .global_presence import GlobalPresence, current
 from .rooms import awareness as aw
 
 log = logging.getLogger(__name__)
 
 STATUSES = ("online", "away", "busy", "offline")
-#: Cursor colours, readable on light and dark themes; an agent's colour is picked from its key.
-PALETTE = ("#7b1fa2", "#00897b", "#e65100", "#1565c0", "#c2185b", "#2e7d32", "#6d4c41", "#5e35b1")
-
-
-@dataclass
-class Activity:
-    timestamp: float  # epoch seconds
-    user_id: str
-    name: str
-    type: str
-    document_path: str | None
-    description: str
-    metadata: dict[str, Any] | None = None
 
 
 @dataclass
@@ -78,24 +65,6 @@ class Presence:
     autosave: bool = True
 
 
-def user_id(actor: Actor) -> str:
-    """The awareness ``username`` of an agent (and its user_id in tool results)."""
-    return f"mcp-agent-{actor.key}"
-
-
-def display_name(actor: Actor) -> str:
-    return f"{actor.name} (AI agent)"
-
-
-def initials(name: str) -> str:
-    words = [w for w in name.replace("-", " ").replace("_", " ").split() if w[:1].isalnum()]
-    return "".join(w[0] for w in words[:2]).upper() or "AI"
-
-
-def color(key: str) -> str:
-    return PALETTE[int(hashlib.sha256(key.encode()).hexdigest(), 16) % len(PALETTE)]
-
-
 class PresenceService:
     """Registry of agents' presences, their renewal loop and the bounded activity log."""
 
@@ -120,7 +89,7 @@ class PresenceService:
         self._presences: dict[tuple[str, str], Presence] = {}
         self._ids: dict[tuple[str, str], int] = {}  # (actor key, room id) -> synthetic awareness client id
         self._clocks: dict[int, int] = {}  # client id -> last clock sent (must only grow)
-        self._log: deque[Activity] = deque(maxlen=max(1, max_activities))
+        self._log = ActivityLog(max_activities)
         self._task: asyncio.Task[None] | None = None
         self.lab = GlobalPresence(rooms, self._client_id, self._send, lambda: self.clock())
 
@@ -289,13 +258,7 @@ class PresenceService:
 
     def activities(self, path: str | None, limit: int) -> list[Activity]:
         """Newest first, optionally only those on ``path``."""
-        found = []
-        for entry in reversed(self._log):
-            if path is None or entry.document_path == path:
-                found.append(entry)
-                if len(found) >= limit:
-                    break
-        return found
+        return self._log.newest(path, limit)
 
     def broadcast(self, actor: Actor, entry: Activity, kind: str | None) -> None:
         """Show an activity to people: in the document's room (entered if needed), else in all the agent's rooms."""
@@ -351,18 +314,6 @@ class PresenceService:
         ]
         return any(s.get("autosave", True) for s in human) if human else True
 
-    @staticmethod
-    def _user(actor: Actor) -> dict[str, Any]:
-        name = display_name(actor)
-        return {
-            "username": user_id(actor),
-            "name": name,
-            "display_name": name,
-            "initials": initials(actor.name),
-            "color": color(actor.key),
-            "avatar_url": None,
-        }
-
     def _global_state(self, key: str, presences: list[Presence] | None = None) -> dict[str, Any] | None:
         """The agent's state in JupyterLab's global room: who it is, its current document and all of its
         documents (None while it is in no document room). ``presences``: the agent's, when the caller has them."""
@@ -372,7 +323,7 @@ class PresenceService:
             return None
         now = next((p for p in presences if p.path == agent.current_document), presences[-1])
         state: dict[str, Any] = {
-            "user": self._user(agent.actor),
+            "user": user_state(agent.actor),
             "agent": {"client": agent.actor.client, "status": agent.status, "message": agent.message},
             "current": current(now.kind, now.path),
             "documents": [p.path for p in presences],
@@ -387,7 +338,7 @@ class PresenceService:
             return None
         actor = agent.actor
         state: dict[str, Any] = {
-            "user": self._user(actor),
+            "user": user_state(actor),
             "agent": {
                 "client": actor.client,
                 "status": agent.status,

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
+from ..agent_identity import user_id as agent_user_id
 from ..errors import InvalidArgument, NotFound, Unavailable
 from ..models_awareness import (
     Activities,
@@ -33,7 +34,6 @@ from ..models_awareness import (
     UserPresence,
 )
 from ..presence import STATUSES, PresenceService
-from ..presence import user_id as agent_user_id
 from ..rooms import awareness as aw
 from ..rooms.text import line_column
 from .notebook import check_max
