@@ -30,7 +30,7 @@ ORIGIN_PREFIX = "jupyter-notebook-mcp"
 class Actor:
     """An MCP client acting in documents."""
 
-    key: str  # stable for the session (or principal + client in the stateless era)
+    key: str  # stable for the session (or credential + client name in the stateless era)
     name: str  # what people see: the client's name, or the configured agent name
     client: str  # clientInfo name as sent, "" when none
     session_id: str | None  # the MCP session id, None in the stateless era
@@ -73,7 +73,9 @@ class Actors:
         if session_id:
             key = hashlib.sha256(f"session:{session_id}".encode()).hexdigest()[:12]
         else:
-            key = hashlib.sha256(f"stateless:{username}:{client}".encode()).hexdigest()[:12]
+            # By credential, not username: Jupyter gives a token request without a cookie a new random
+            # anonymous user each time, so a cookie-less client would be a new agent (a ghost) on every call.
+            key = hashlib.sha256(f"stateless:{principal}:{client}".encode()).hexdigest()[:12]
         actor = Actor(key=key, name=name, client=client, session_id=session_id, username=username, principal=principal)
         if session_id and key not in self._live and connection is not None:
             self._live[key] = actor

@@ -173,9 +173,17 @@ class JupyterNotebookMCP(Limits, ExtensionApp):
 
     presence_timeout = Float(
         60.0,
-        help="""Seconds without a call after which an agent leaves the collaborator lists of the documents
-        it worked in (it leaves at once when its MCP session ends; stateless clients have no session end).
-        It reappears on its next edit or cursor move. 0: stay until the session ends. Default: 60.""",
+        help="""Seconds without a call after which an agent with an open MCP session leaves the
+        collaborator lists of the documents it worked in (it leaves at once when its session ends). It
+        reappears on its next edit or cursor move. 0: stay until the session ends. Default: 60.""",
+    ).tag(config=True)
+
+    stateless_presence_timeout = Float(
+        10.0,
+        help="""Seconds after its last call ended after which an agent without an MCP session (a
+        stateless, 2026-era client: no session end tells that it left) leaves the collaborator lists of
+        the documents it worked in; a call still running keeps it there. 0: never by age (it stays until
+        it sets itself offline). Default: 10.""",
     ).tag(config=True)
 
     enable_test_fixtures = Bool(
@@ -243,7 +251,10 @@ class JupyterNotebookMCP(Limits, ExtensionApp):
         self.actors = Actors(agent_name=self.agent_name)
         self.actors.on_end(self.history.undo.forget)
         self.presence = PresenceService(
-            self.rooms, timeout=self.presence_timeout, max_activities=self.max_activity_entries
+            self.rooms,
+            timeout=self.presence_timeout,
+            stateless_timeout=self.stateless_presence_timeout,
+            max_activities=self.max_activity_entries,
         )
         self.actors.on_end(self.presence.ended)
         if getattr(self.rooms, "journal", None) is not None:

@@ -13,8 +13,8 @@ class Position(BaseModel):
 
 
 class Selection(BaseModel):
-    start: Position = Field(description="Start of the range.")
-    end: Position = Field(description="End of the range.")
+    start: Position = Field(description="Start.")
+    end: Position = Field(description="End.")
 
 
 class OnlineUser(BaseModel):

@@ -2,8 +2,9 @@
 
 JupyterLab shows whoever is in a document's awareness. An agent enters a room when it edits the
 document, moves its cursor there, broadcasts an activity on it or joins the room's session, and leaves
-when its MCP session ends, when it says so, or after ``timeout`` seconds without a call (the only end a
-stateless-era actor has). Awareness forgets states that are not renewed within 30 seconds, and the server
+when its MCP session ends, when it says so, or once it has had no call in flight for ``timeout`` seconds
+(``stateless_timeout`` for a stateless-era actor: it has no session whose end would say it left, so it goes
+soon after its last call ends). Awareness forgets states that are not renewed within 30 seconds, and the server
 sends nothing to a browser that joins later until the next renewal, so while any presence exists a
 renewal loop republishes it every ``renew_interval`` seconds and as soon as a room's clients change.
 
@@ -15,34 +16,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 import secrets
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .activity_log import Activity, ActivityLog
 from .actors import Actor
+from .agent_identity import display_name, user_id, user_state
+from .global_presence import GlobalPresence, current
 from .rooms import awareness as aw
 
 log = logging.getLogger(__name__)
 
 STATUSES = ("online", "away", "busy", "offline")
-#: Cursor colours, readable on light and dark themes; an agent's colour is picked from its key.
-PALETTE = ("#7b1fa2", "#00897b", "#e65100", "#1565c0", "#c2185b", "#2e7d32", "#6d4c41", "#5e35b1")
-
-
-@dataclass
-class Activity:
-    timestamp: float  # epoch seconds
-    user_id: str
-    name: str
-    type: str
-    document_path: str | None
-    description: str
-    metadata: dict[str, Any] | None = None
 
 
 @dataclass
@@ -56,6 +45,7 @@ class Agent:
     message: str | None = None
     activity: dict[str, Any] | None = None  # the last broadcast, shown to people
     current_document: str | None = None
+    calls: int = 0  # tool calls in flight: an agent waiting on a long call has not left
 
 
 @dataclass
@@ -68,27 +58,11 @@ class Presence:
     kind: str
     client_id: int
     cursor: dict[str, Any] | None = None
+    cell_id: str | None = None  # the cell last edited, run or holding the cursor (notebooks), shown to people
+    point: dict[str, Any] | None = None  # point_at: {cell_id, message, at (epoch ms)} shown to people
     clients: frozenset[int] = field(default_factory=frozenset)
     published: float = 0.0  # on the service's clock
     autosave: bool = True
-
-
-def user_id(actor: Actor) -> str:
-    """The awareness ``username`` of an agent (and its user_id in tool results)."""
-    return f"mcp-agent-{actor.key}"
-
-
-def display_name(actor: Actor) -> str:
-    return f"{actor.name} (AI agent)"
-
-
-def initials(name: str) -> str:
-    words = [w for w in name.replace("-", " ").replace("_", " ").split() if w[:1].isalnum()]
-    return "".join(w[0] for w in words[:2]).upper() or "AI"
-
-
-def color(key: str) -> str:
-    return PALETTE[int(hashlib.sha256(key.encode()).hexdigest(), 16) % len(PALETTE)]
 
 
 class PresenceService:
@@ -99,6 +73,7 @@ class PresenceService:
         rooms: Any,
         *,
         timeout: float = 60.0,
+        stateless_timeout: float = 10.0,
         max_activities: int = 1000,
         renew_interval: float = 10.0,
         tick: float = 1.0,
@@ -107,14 +82,16 @@ class PresenceService:
         self.rooms = rooms
         self.clock = clock  # ages and renewals count on it (tests move it by hand instead of racing real time)
         self.timeout = timeout
+        self.stateless_timeout = stateless_timeout
         self.renew_interval = renew_interval
         self.tick = tick
         self._agents: dict[str, Agent] = {}
         self._presences: dict[tuple[str, str], Presence] = {}
         self._ids: dict[tuple[str, str], int] = {}  # (actor key, room id) -> synthetic awareness client id
         self._clocks: dict[int, int] = {}  # client id -> last clock sent (must only grow)
-        self._log: deque[Activity] = deque(maxlen=max(1, max_activities))
+        self._log = ActivityLog(max_activities)
         self._task: asyncio.Task[None] | None = None
+        self.lab = GlobalPresence(rooms, self._client_id, self._send, lambda: self.clock())
 
     # -- agents -----------------------------------------------------------------------------------
     def touch(self, actor: Actor) -> Agent:
@@ -125,7 +102,25 @@ class PresenceService:
             agent = self._agents[actor.key] = Agent(actor, last_seen=now, last_activity=time.time())
         agent.last_seen = now
         agent.last_activity = time.time()
+        if actor.session_id is None and self.stateless_timeout:
+            self._start()  # its expiry is the loop's to see, even in no room
         return agent
+
+    def begin(self, actor: Actor) -> None:
+        """A tool call of ``actor`` starts: it stays present until the call ends (see :meth:`end`)."""
+        self.touch(actor).calls += 1
+
+    def end(self, actor: Actor) -> None:
+        """A tool call of ``actor`` ended: its idle time counts from now. Recreates no agent that left meanwhile
+        (its session ended during the call)."""
+        agent = self._agents.get(actor.key)
+        if agent is not None:
+            agent.calls = max(0, agent.calls - 1)
+            agent.last_seen = self.clock()
+
+    def _timeout(self, agent: Agent) -> float:
+        """Seconds without a call after which ``agent`` leaves; 0: never by age."""
+        return self.stateless_timeout if agent.actor.session_id is None else self.timeout
 
     def agent(self, uid: str) -> Agent | None:
         return next((a for a in self._agents.values() if user_id(a.actor) == uid), None)
@@ -208,8 +203,20 @@ class PresenceService:
         placed = aw.cursor(room, kind, cell_id, anchor, head, text=text, position=position)
         if placed is not None:
             presence.cursor = placed
+            presence.cell_id = cell_id if kind == "notebook" else None
         self._publish(presence, room)
         return placed is not None
+
+    def point(self, actor: Actor, path: str, cell_id: str | None, message: str) -> bool:
+        """Point people at a notebook cell with a label (None: stop pointing); False when no room is open.
+        It only shows: nobody's view moves."""
+        presence = self.enter(actor, path, "notebook", publish=False)
+        if presence is None:
+            return False
+        at = int(time.time() * 1000)
+        presence.point = {"cell_id": cell_id, "message": message, "at": at} if cell_id is not None else None
+        self._publish(presence)
+        return True
 
     def ended(self, actor: Actor) -> None:
         """The actor's MCP session ended: leave every room and forget its settings."""
@@ -251,13 +258,7 @@ class PresenceService:
 
     def activities(self, path: str | None, limit: int) -> list[Activity]:
         """Newest first, optionally only those on ``path``."""
-        found = []
-        for entry in reversed(self._log):
-            if path is None or entry.document_path == path:
-                found.append(entry)
-                if len(found) >= limit:
-                    break
-        return found
+        return self._log.newest(path, limit)
 
     def broadcast(self, actor: Actor, entry: Activity, kind: str | None) -> None:
         """Show an activity to people: in the document's room (entered if needed), else in all the agent's rooms."""
@@ -273,8 +274,13 @@ class PresenceService:
         actor = getattr(edit, "actor", None)
         if not isinstance(actor, Actor):
             return
-        if edit.source != "run":  # executions are recorded by the execution service, once per run
-            self.record(actor, "edit" if edit.source == "agent" else edit.source, edit.path, edit.summary or "edited")
+        if edit.source == "run":  # recorded by the execution service, once per run; the caret stays put
+            presence = self.enter(actor, edit.path, edit.kind)
+            if presence is not None and edit.cell_id is not None and presence.cell_id != edit.cell_id:
+                presence.cell_id = edit.cell_id  # a cell starts running: people see which
+                self._publish(presence)
+            return
+        self.record(actor, "edit" if edit.source == "agent" else edit.source, edit.path, edit.summary or "edited")
         if edit.cell_id is None and (edit.kind == "notebook" or edit.offset is None):
             self.enter(actor, edit.path, edit.kind)
             return
@@ -308,22 +314,38 @@ class PresenceService:
         ]
         return any(s.get("autosave", True) for s in human) if human else True
 
+    def _global_state(self, key: str, presences: list[Presence] | None = None) -> dict[str, Any] | None:
+        """The agent's state in JupyterLab's global room: who it is, its current document and all of its
+        documents (None while it is in no document room). ``presences``: the agent's, when the caller has them."""
+        agent = self._agents.get(key)
+        presences = [p for p in self._presences.values() if p.key == key] if presences is None else presences
+        if agent is None or not presences:
+            return None
+        now = next((p for p in presences if p.path == agent.current_document), presences[-1])
+        state: dict[str, Any] = {
+            "user": user_state(agent.actor),
+            "agent": {"client": agent.actor.client, "status": agent.status, "message": agent.message},
+            "current": current(now.kind, now.path),
+            "documents": [p.path for p in presences],
+        }
+        if agent.activity is not None:
+            state["agent"]["activity"] = agent.activity
+        return state
+
     def _state(self, presence: Presence, autosave: bool) -> dict[str, Any] | None:
         agent = self._agents.get(presence.key)
         if agent is None:
             return None
         actor = agent.actor
-        name = display_name(actor)
         state: dict[str, Any] = {
-            "user": {
-                "username": user_id(actor),
-                "name": name,
-                "display_name": name,
-                "initials": initials(actor.name),
-                "color": color(actor.key),
-                "avatar_url": None,
+            "user": user_state(actor),
+            "agent": {
+                "client": actor.client,
+                "status": agent.status,
+                "message": agent.message,
+                "cell_id": presence.cell_id,
+                "point": presence.point,
             },
-            "agent": {"client": actor.client, "status": agent.status, "message": agent.message},
             "autosave": autosave,
         }
         if agent.activity is not None:
@@ -332,45 +354,54 @@ class PresenceService:
             state["cursors"] = [presence.cursor]
         return state
 
-    def _publish(self, presence: Presence, room: Any = None) -> None:
+    def _send(self, room: Any, room_id: str, client_id: int, state: dict[str, Any] | None) -> None:
+        """Apply and broadcast one of our states in a room (None: its removal), with the next clock."""
+        clock = self._clocks[client_id] = self._clocks.get(client_id, 0) + 1
+        try:
+            aw.publish(room, client_id, clock, state)
+        except RuntimeError:  # a stopping room (shutdown ended its tasks): the state is gone, nobody to tell
+            log.debug("agent presence in stopping room %s not broadcast", room_id)
+        except Exception:
+            log.exception("broadcasting agent presence in %s failed", room_id)
+
+    def _publish(self, presence: Presence, room: Any = None, *, lab: bool = True) -> None:
         room = room if room is not None else aw.room(self.rooms, presence.room_id)
         if room is None:
             return
         presence.autosave = self._autosave(room)
-        state = self._state(presence, presence.autosave)
-        clock = self._clocks[presence.client_id] = self._clocks.get(presence.client_id, 0) + 1
         presence.clients = aw.clients(room)
         presence.published = self.clock()
-        try:
-            aw.publish(room, presence.client_id, clock, state)
-        except RuntimeError:  # the room is stopping: see _remove
-            log.debug("agent presence in stopping room %s not broadcast", presence.room_id)
-        except Exception:
-            log.exception("publishing agent presence in %s failed", presence.room_id)
+        self._send(room, presence.room_id, presence.client_id, self._state(presence, presence.autosave))
+        if lab:
+            self.lab.show(presence.key, self._global_state(presence.key))
 
     def _remove(self, presence: Presence) -> None:
         self._presences.pop((presence.key, presence.room_id), None)
+        self.lab.show(presence.key, self._global_state(presence.key))
         room = aw.room(self.rooms, presence.room_id)
-        if room is None:
-            return
-        clock = self._clocks[presence.client_id] = self._clocks.get(presence.client_id, 0) + 1
-        try:
-            aw.publish(room, presence.client_id, clock, None)
-        except RuntimeError:  # a stopping room (shutdown ended its tasks): the state is gone, nobody to tell
-            log.debug("agent presence left stopping room %s without a broadcast", presence.room_id)
-        except Exception:
-            log.exception("removing agent presence from %s failed", presence.room_id)
+        if room is not None:
+            self._send(room, presence.room_id, presence.client_id, None)
 
-    def sweep(self, now: float | None = None) -> None:
-        """One renewal tick: expire idle agents, drop presences of closed rooms, renew the others when due."""
+    def sweep(self, now: float | None = None) -> float:
+        """One renewal tick: expire idle agents, drop presences of closed rooms, renew the others when due.
+
+        Returns the seconds until the next agent would expire (``inf`` when none), so the loop wakes then and
+        an agent leaves on time rather than up to a tick late.
+        """
         now = self.clock() if now is None else now
+        due = float("inf")
         for key, agent in list(self._agents.items()):
-            if self.timeout and now - agent.last_seen > self.timeout:
-                for presence in self.rooms_of(agent.actor):
-                    self._remove(presence)
-                if agent.actor.session_id is None:
-                    del self._agents[key]  # stateless actors have no end: forget them once idle
-                    self._forget_ids(key)
+            timeout = self._timeout(agent)
+            if not timeout or agent.calls:
+                continue
+            if now - agent.last_seen < timeout:
+                due = min(due, agent.last_seen + timeout - now)
+                continue
+            for presence in self.rooms_of(agent.actor):
+                self._remove(presence)
+            if agent.actor.session_id is None:
+                del self._agents[key]  # stateless actors have no end: forget them once idle
+                self._forget_ids(key)
         for presence in list(self._presences.values()):
             room = aw.room(self.rooms, presence.room_id)
             if room is None:
@@ -381,18 +412,32 @@ class PresenceService:
                 or aw.clients(room) != presence.clients
                 or self._autosave(room) != presence.autosave
             ):
-                self._publish(presence, room)
+                self._publish(presence, room, lab=False)
+        by_agent: dict[str, list[Presence]] = {key: [] for key in self.lab.agents()}
+        for presence in self._presences.values():  # grouped once: a sweep stays linear in presences
+            by_agent.setdefault(presence.key, []).append(presence)
+        for key, presences in by_agent.items():
+            self.lab.show(key, self._global_state(key, presences), renew_after=self.renew_interval)
+        return due
 
     def _start(self) -> None:
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._renew_forever())
 
+    def _waiting(self) -> bool:
+        """Whether the loop has work: presences to renew, or stateless agents to forget once idle."""
+        if self._presences:
+            return True
+        return bool(self.stateless_timeout) and any(a.actor.session_id is None for a in self._agents.values())
+
     async def _renew_forever(self) -> None:
-        while self._presences:
-            await asyncio.sleep(self.tick)
+        wait = self.tick
+        while self._waiting():
+            await asyncio.sleep(wait)
             try:
-                self.sweep()
+                wait = min(self.tick, max(0.01, self.sweep()))
             except Exception:
+                wait = self.tick
                 log.exception("renewing agent presence failed")
 
     async def close(self) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from mcp.server.lowlevel.server import NotificationOptions
@@ -87,13 +87,15 @@ def build_server(
     presence = backends.presence
     read_only_tools = {spec.name for spec in specs if spec.read_only}
 
-    def touch(ctx: Any) -> None:
+    def touch(ctx: Any) -> Callable[[], None] | None:
         actor = backends.actors.of(ctx)
         call = current()
         if call is not None:
             call.principal = actor.key  # whom the call's news about a document is for
-        if presence:
-            presence.touch(actor)
+        if not presence:
+            return None
+        presence.begin(actor)  # present while the call runs, however long
+        return lambda: presence.end(actor)
 
     names = register(server, specs, groups=enabled, read_only=read_only, on_call=touch)
     server.middleware.append(StrictArguments(server.input_schema))

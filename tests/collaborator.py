@@ -31,6 +31,8 @@ from tornado.websocket import WebSocketClientConnection, websocket_connect
 
 from jupyter_notebook_mcp.rooms.cellindex import cells_json
 
+GLOBAL_ROOM = "JupyterLab:globalAwareness"
+
 
 class _Channel:
     """pycrdt's Channel protocol over a Tornado websocket client."""
@@ -76,7 +78,8 @@ class _Channel:
 
 
 class Collaborator:
-    """``async with Collaborator(...) as c``: a synced replica of the room's document."""
+    """``async with Collaborator(...) as c``: a synced replica of the room's document (kind "notebook" or
+    "file"), or, with kind "global", a JupyterLab tab in the global awareness room (path unused)."""
 
     def __init__(
         self, server_root: str, base_url: str, token: str, path: str, kind: str = "notebook", sync_limit: float = 10
@@ -88,7 +91,9 @@ class Collaborator:
         self.path = path
         self.kind = kind
         self.doc = Doc()
-        self.document: Any = YNotebook(self.doc) if kind == "notebook" else YUnicode(self.doc)
+        self.document: Any = (
+            YNotebook(self.doc) if kind == "notebook" else YUnicode(self.doc) if kind == "file" else None
+        )
         self.changes = 0
         self._changed = asyncio.Event()
         self.awareness = Awareness(self.doc)
@@ -99,17 +104,21 @@ class Collaborator:
 
     async def __aenter__(self) -> Collaborator:
         headers = {"Authorization": f"token {self.token}"}
-        fmt, kind = ("json", "notebook") if self.kind == "notebook" else ("text", "file")
-        response = await AsyncHTTPClient().fetch(
-            f"{self.server_root}{self.base_url}api/collaboration/session/{quote(self.path)}",
-            method="PUT",
-            body=json.dumps({"format": fmt, "type": kind}),
-            headers=headers,
-        )
-        session = json.loads(response.body)
-        self.room_id = f"{fmt}:{kind}:{session['fileId']}"
         ws_root = self.server_root.replace("http://", "ws://")
-        url = f"{ws_root}{self.base_url}api/collaboration/room/{self.room_id}?sessionId={session['sessionId']}"
+        if self.kind == "global":  # JupyterLab's global awareness room: no document, no session
+            self.room_id = GLOBAL_ROOM
+            url = f"{ws_root}{self.base_url}api/collaboration/room/{self.room_id}"
+        else:
+            fmt, kind = ("json", "notebook") if self.kind == "notebook" else ("text", "file")
+            response = await AsyncHTTPClient().fetch(
+                f"{self.server_root}{self.base_url}api/collaboration/session/{quote(self.path)}",
+                method="PUT",
+                body=json.dumps({"format": fmt, "type": kind}),
+                headers=headers,
+            )
+            session = json.loads(response.body)
+            self.room_id = f"{fmt}:{kind}:{session['fileId']}"
+            url = f"{ws_root}{self.base_url}api/collaboration/room/{self.room_id}?sessionId={session['sessionId']}"
         self._ws = await websocket_connect(HTTPRequest(url, headers=headers), max_message_size=1 << 30)
         self._subscription = self.doc.observe(self._on_change)
         self.channel = _Channel(self._ws, self.room_id, self._on_awareness)

@@ -274,6 +274,7 @@ async def _forks(client: Any) -> None:
     "get_active_sessions",
     "join_session",
     "leave_session",
+    "point_at",
 )
 async def _presence(client: Any) -> None:
     await attempt(client, "join_session", document_path=NOTEBOOK)
@@ -296,6 +297,8 @@ async def _presence(client: Any) -> None:
     await attempt(client, "get_user_activity", limit=HUGE_INDEX)
     await attempt(client, "get_active_sessions", directory=LONG_NAME)
     await attempt(client, "leave_session", session_id=LONG_NAME, document_path=NOTEBOOK)
+    await attempt(client, "point_at", path=NOTEBOOK, cell_id=LONG_NAME, message="m" * 100_000)
+    await attempt(client, "point_at", path=NOTEBOOK, cell_id=f"c{CELLS - 1}", message="m" * 200)
 
 
 # -- the conformance fixtures ------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from pycrdt import Array, Map, Text
 
 from ..errors import NotebookMCPError, PermissionDenied, Unavailable
 from ..notices import current as current_call
+from .awareness import people as room_people
 from .cellindex import CellIndex
 from .disk import DiskWatch, reason_of
 from .edits import EditJournal
@@ -245,19 +246,14 @@ class RoomsAdapter:
         room = self._room(room_id)
         if room is None or room_id is None:
             return None
-        users = []
-        awareness = getattr(room, "awareness", None)
-        states = getattr(awareness, "states", {}) if awareness is not None else {}
-        for client_id, state in states.items():
-            user = (state or {}).get("user") if isinstance(state, dict) else None
-            if isinstance(user, dict) and user.get("username"):
-                users.append(
-                    {
-                        "client_id": client_id,
-                        "username": user.get("username"),
-                        "display_name": user.get("display_name") or user.get("name") or user.get("username"),
-                    }
-                )
+        users = [
+            {
+                "client_id": p.client_id,
+                "username": p.user["username"],
+                "display_name": p.user.get("display_name") or p.user.get("name") or p.user["username"],
+            }
+            for p in room_people(room)
+        ]
         return RoomInfo(room_id, room_id.rsplit(":", 1)[-1], len(room.clients), users)
 
     def server_session_id(self) -> str:

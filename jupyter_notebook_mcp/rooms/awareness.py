@@ -120,6 +120,17 @@ def participants(room: Any) -> list[Participant]:
     return found
 
 
+def people(room: Any) -> list[Participant]:
+    """:func:`participants` once per user (a person with two tabs is one), in the order first seen.
+
+    Every view of who is in a room reads this, so they cannot disagree.
+    """
+    seen: dict[str, Participant] = {}
+    for p in participants(room):
+        seen.setdefault(str(p.user["username"]), p)
+    return list(seen.values())
+
+
 def publish(room: Any, client_id: int, clock: int, state: dict[str, Any] | None) -> None:
     """Put ``state`` (None: remove) for ``client_id`` into the room's awareness and broadcast it."""
     if getattr(room, "_task_group", True) is None:

@@ -126,9 +126,10 @@ class NotebookView:
         ycell = self._index.fetched(index)
         return self._cells[index] if ycell is None else ycell
 
-    def transaction(self, summary: str = "wrote outputs") -> Any:
-        """One transaction writing execution state and outputs (history shows it as the agent's run)."""
-        return self.edit(summary, source="run")
+    def transaction(self, summary: str = "wrote outputs", *, cell_id: str | None = None) -> Any:
+        """One transaction writing execution state and outputs (history shows it as the agent's run);
+        ``cell_id`` when it starts a cell's run (presence shows people which cell the agent runs)."""
+        return self.edit(summary, source="run", cell_id=cell_id)
 
     # -- reads ------------------------------------------------------------------------------------
     def cell(self, index: int) -> CellData:

@@ -153,7 +153,7 @@ class RunState:
 
 def begin(view: NotebookView, state: RunState) -> None:
     ycell = view.ycell(state.cell_id)
-    with view.transaction(f"ran cell {state.cell_id}"):
+    with view.transaction(f"ran cell {state.cell_id}", cell_id=state.cell_id):
         ycell["execution_state"] = "running"
         outputs = ycell.get("outputs")
         if isinstance(outputs, Array):

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
+from ..agent_identity import user_id as agent_user_id
 from ..errors import InvalidArgument, NotFound, Unavailable
 from ..models_awareness import (
     Activities,
@@ -33,18 +34,18 @@ from ..models_awareness import (
     UserPresence,
 )
 from ..presence import STATUSES, PresenceService
-from ..presence import user_id as agent_user_id
 from ..rooms import awareness as aw
 from ..rooms.text import line_column
 from .notebook import check_max
-from .params import DocumentPath, OnlyDocument
+from .params import DocumentPath, NotebookPath, OnlyDocument
 from .registry import READ, Backends, ToolSpec
 
 MAX_MESSAGE = 500
+MAX_POINT_MESSAGE = 200
 MAX_METADATA = 4096
 
-SessionId = Annotated[str | None, Field(description="session_id from get_active_sessions (or document_path).")]
-SessionPath = Annotated[str | None, Field(description="Or the document's path instead of session_id.")]
+SessionId = Annotated[str | None, Field(description="From get_active_sessions (or document_path).")]
+SessionPath = Annotated[str | None, Field(description="Or the document's path.")]
 
 
 def _iso(timestamp: float | None) -> str | None:
@@ -73,12 +74,12 @@ def offset_of(text: str, position: Position, what: str, where: str) -> int:
 
 
 def _participants(room: Any) -> list[Participant]:
-    seen: dict[str, Participant] = {}
-    for p in aw.participants(room):
+    found = []
+    for p in aw.people(room):
         uid = str(p.user["username"])
         name = str(p.user.get("display_name") or p.user.get("name") or uid)
-        seen.setdefault(uid, Participant(user_id=uid, name=name, is_agent=p.agent is not None))
-    return list(seen.values())
+        found.append(Participant(user_id=uid, name=name, is_agent=p.agent is not None))
+    return found
 
 
 def _is_under(path: str, directory: str) -> bool:
@@ -111,12 +112,12 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         return normalized
 
     async def get_online_users(ctx: Context, document_path: OnlyDocument = None) -> OnlineUsers:
-        """Who is in open documents now (people and agents), and in which."""
+        """Who (people and agents) is in which open documents now."""
         me = agent_user_id(service().touch(b.actors.of(ctx)).actor)
         path = (await b.contents.require_document(document_path))[0] if document_path is not None else None
         users: dict[str, OnlineUser] = {}
         for _, _, room_path, room in open_rooms(path):
-            for p in aw.participants(room):
+            for p in aw.people(room):  # what get_notebook's collaboration.users lists, room by room
                 uid = str(p.user["username"])
                 user = users.get(uid)
                 if user is None:
@@ -136,9 +137,9 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
     async def get_user_presence(
         ctx: Context,
         user_id: Annotated[str, Field(description="user_id from get_online_users.")],
-        document_path: Annotated[str | None, Field(description="Their status in this document.")] = None,
+        document_path: Annotated[str | None, Field(description="Status in this document.")] = None,
     ) -> UserPresence:
-        """A user's or agent's status, last activity and current document."""
+        """A user's status, last activity and current document."""
         presence = service()
         presence.touch(b.actors.of(ctx))
         path = (await b.contents.require_document(document_path))[0] if document_path is not None else None
@@ -172,9 +173,9 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
     async def set_user_presence(
         ctx: Context,
         status: Annotated[str, Field(description="online, away, busy or offline.")] = "online",
-        message: Annotated[str | None, Field(description="Short note shown with it.")] = None,
+        message: Annotated[str | None, Field(description="Note shown with it.")] = None,
     ) -> StatusResult:
-        """Set the status people see on this agent; offline leaves every document until it acts again."""
+        """Set this agent's status; offline leaves every document until it acts again."""
         if status not in STATUSES:
             raise InvalidArgument(f"status {status!r} is not one of {', '.join(STATUSES)}")
         if message is not None and len(message) > MAX_MESSAGE:
@@ -183,7 +184,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         return StatusResult(status=status, message=message)
 
     async def get_user_cursors(ctx: Context, document_path: DocumentPath) -> UserCursors:
-        """Everyone's cursor in a document: cell id, 1-based line and column, selection."""
+        """Everyone's cursor in a document: cell id, 1-based line/column, selection."""
         service().touch(b.actors.of(ctx))
         path, kind = await b.contents.require_document(document_path)
         rooms = open_rooms(path)
@@ -220,13 +221,11 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
     async def update_cursor_position(
         ctx: Context,
         document_path: DocumentPath,
-        position: Annotated[Position, Field(description="Caret, in the cell or text file.")],
+        position: Annotated[Position, Field(description="Caret position.")],
         cell_id: Annotated[str | None, Field(description="The cell (required for notebooks).")] = None,
-        selection: Annotated[
-            Selection | None, Field(description="Range to highlight; position is one of its ends.")
-        ] = None,
+        selection: Annotated[Selection | None, Field(description="Range to select; position is one end.")] = None,
     ) -> OkResult:
-        """Show this agent's cursor in a document, and the agent among its collaborators."""
+        """Show this agent's cursor, and the agent, in a document."""
         presence = service()
         actor = b.actors.of(ctx)
         path, kind = await b.contents.require_document(document_path)
@@ -250,6 +249,25 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
             anchor = end if head == start else start
         if not presence.move(actor, path, kind, cell_id, anchor, head):
             raise Unavailable(f"the live room of {path!r} closed while the cursor was being placed: retry")
+        return OkResult(ok=True)
+
+    async def point_at(
+        ctx: Context,
+        path: NotebookPath,
+        cell_id: Annotated[str | None, Field(description="Omit to stop pointing.")] = None,
+        message: Annotated[str | None, Field(description="Label, max 200 characters.")] = None,
+    ) -> OkResult:
+        """Point people at a cell with a label; it never moves their view."""
+        message = message or ""
+        if len(message) > MAX_POINT_MESSAGE:
+            raise InvalidArgument(f"message has {len(message)} characters; at most {MAX_POINT_MESSAGE}: keep it short")
+        actor = b.actors.of(ctx)
+        path = await b.contents.require(path, "notebook")
+        view = await b.rooms.notebook(path, actor)
+        if cell_id is not None:
+            view.resolve(cell_id=cell_id)  # an unknown cell is an error naming the notebook's cells
+        if not service().point(actor, path, cell_id, message):
+            raise Unavailable(f"the live room of {path!r} closed while pointing: retry")
         return OkResult(ok=True)
 
     async def get_user_activity(
@@ -279,12 +297,12 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
 
     async def broadcast_user_activity(
         ctx: Context,
-        activity_type: Annotated[str, Field(description="Like 'analyzing' (1-64 characters).")],
+        activity_type: Annotated[str, Field(description="Like 'analyzing' (max 64 chars).")],
         description: Annotated[str, Field(description="What, in a sentence.")],
         document_path: Annotated[str | None, Field(description="The document it is about.")] = None,
-        metadata: Annotated[dict[str, Any] | None, Field(description="Small JSON object (at most 4 KB).")] = None,
+        metadata: Annotated[dict[str, Any] | None, Field(description="JSON object, max 4 KB.")] = None,
     ) -> OkResult:
-        """Tell collaborators what this agent is doing: logged and shown in the rooms' awareness."""
+        """Tell people what this agent is doing (logged, shown in awareness)."""
         if not activity_type.strip() or len(activity_type) > 64:
             raise InvalidArgument("activity_type must be 1-64 characters, like 'analyzing' or 'reviewing'")
         if not description.strip() or len(description) > MAX_MESSAGE:
@@ -303,7 +321,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         document_path: OnlyDocument = None,
         directory: Annotated[str | None, Field(description="Only documents under this directory.")] = None,
     ) -> CollabSessions:
-        """Open collaboration sessions (document rooms) and who is in each."""
+        """Open document rooms (sessions) and who is in each."""
         service().touch(b.actors.of(ctx))
         path = (await b.contents.require_document(document_path))[0] if document_path is not None else None
         under = await require_directory(directory) if directory is not None else None
@@ -339,7 +357,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
             )
 
     async def join_session(ctx: Context, session_id: SessionId = None, document_path: SessionPath = None) -> JoinResult:
-        """Enter a document's collaboration session: the agent appears among its collaborators."""
+        """Join a document's session: people see the agent among its collaborators."""
         one_of(session_id, document_path)
         actor = b.actors.of(ctx)
         if document_path is not None:
@@ -383,6 +401,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         ToolSpec(set_user_presence, "awareness", "Set the agent's status", READ, read_only=False),
         ToolSpec(get_user_cursors, "awareness", "Collaborators' cursors", READ, read_only=True),
         ToolSpec(update_cursor_position, "awareness", "Move the agent's cursor", READ, read_only=False),
+        ToolSpec(point_at, "awareness", "Point people at a cell", READ, read_only=False),
         ToolSpec(get_user_activity, "awareness", "Recent agent activity", READ, read_only=True),
         ToolSpec(broadcast_user_activity, "awareness", "Announce an activity", READ, read_only=False, idempotent=False),
         ToolSpec(get_active_sessions, "awareness", "Open collaboration sessions", READ, read_only=True),

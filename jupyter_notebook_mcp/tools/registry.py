@@ -39,6 +39,9 @@ log = logging.getLogger(__name__)
 
 __all__ = ["GROUPS", "READ", "WRITE", "Backends", "ToolSpec", "authorize", "authorize_request", "register"]
 
+#: A per-call hook: runs as an authorized call starts; what it returns (if anything) runs when the call ends.
+OnCall = Callable[[Context], "Callable[[], None] | None"]
+
 READ = ("read", "contents")
 WRITE = ("write", "contents")
 
@@ -100,11 +103,12 @@ def register(
     *,
     groups: Iterable[str],
     read_only: bool,
-    on_call: Callable[[Context], None] | None = None,
+    on_call: OnCall | None = None,
 ) -> list[str]:
     """Add the tools of the enabled groups (only read-only ones when ``read_only``); return their names.
 
-    ``on_call(ctx)`` runs for every authorized call (presence counts any call as the agent being active).
+    ``on_call(ctx)`` runs for every authorized call (presence counts any call as the agent being active); the
+    function it returns, if any, runs when the call ends, however it ends (the agent is active until then).
     """
     enabled = set(groups)
     names = []
@@ -127,17 +131,18 @@ def describe(fn: Callable[..., Any]) -> str:
     return " ".join(inspect.cleandoc(fn.__doc__ or "").split())
 
 
-def _guarded(spec: ToolSpec, on_call: Callable[[Context], None] | None = None) -> Callable[..., Awaitable[Any]]:
+def _guarded(spec: ToolSpec, on_call: OnCall | None = None) -> Callable[..., Awaitable[Any]]:
     """Wrap a tool: authorize first, translate errors after. Keeps the tool's signature."""
 
     @functools.wraps(spec.fn)
     async def tool(**kwargs: Any) -> Any:
         ctx = next((v for v in kwargs.values() if isinstance(v, Context)), None)
+        done: Callable[[], None] | None = None
         try:
             await authorize(ctx, *spec.permission)
             if on_call is not None and ctx is not None:
                 try:
-                    on_call(ctx)
+                    done = on_call(ctx)
                 except Exception:  # bookkeeping must never fail the call
                     log.exception("per-call hook failed for %s", spec.name)
             return await spec.fn(**kwargs)
@@ -151,6 +156,12 @@ def _guarded(spec: ToolSpec, on_call: Callable[[Context], None] | None = None) -
             raise ToolError(
                 f"internal error in {spec.name} (ref {ref}); the Jupyter server log has the details"
             ) from None
+        finally:
+            if done is not None:
+                try:
+                    done()
+                except Exception:
+                    log.exception("per-call end hook failed for %s", spec.name)
 
     return tool
 
