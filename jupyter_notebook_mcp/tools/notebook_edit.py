@@ -99,7 +99,7 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         exec: RunCells = True,
         fork_id: ForkId = None,
     ) -> InsertResult:
-        """Insert cells live (people see them appear); runs the code cells unless exec=false."""
+        """Insert cells live (people see them appear); runs code cells unless exec=false."""
         _check_batch("cells", list(cells))
         path = await b.contents.require(path, "notebook")
         view = await notebook_view(b, ctx, path, fork_id)
@@ -150,8 +150,8 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         exec: RunCells = True,
         fork_id: ForkId = None,
     ) -> UpdateResult:
-        """Change cells' source or type live, merged from base_revision (people's typing since is kept; an overlap
-        applies nothing); runs the code cells unless exec=false."""
+        """Change cells' source or type live, merged from base_revision (people's typing since is kept; overlaps
+        apply nothing); runs code cells unless exec=false."""
         _check_batch("updates", list(updates))
         path = await b.contents.require(path, "notebook")
         view = await notebook_view(b, ctx, path, fork_id)

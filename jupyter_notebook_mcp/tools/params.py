@@ -13,16 +13,16 @@ from pydantic import Field
 
 NotebookPath = Annotated[str, Field(description="Notebook path.")]
 TextPath = Annotated[str, Field(description="Text file path.")]
-DocumentPath = Annotated[str, Field(description="Notebook or text file path.")]
+DocumentPath = Annotated[str, Field(description="Notebook or file path.")]
 AnyPath = Annotated[str, Field(description="File, notebook or directory path.")]
 OnlyDocument = Annotated[str | None, Field(description="Only this document.")]
 
-ForkId = Annotated[str | None, Field(description="Fork to use (fork_document).")]
+ForkId = Annotated[str | None, Field(description="Fork (fork_document).")]
 CellId = Annotated[str | None, Field(description="Cell id (wins over index).")]
 CellIndex = Annotated[int | None, Field(description="Cell index, 0-based.")]
 StartIndex = Annotated[int | None, Field(description="First cell index, 0-based.")]
 FirstCell = Annotated[int, Field(description="First cell index, 0-based.")]
-EndIndex = Annotated[int | None, Field(description="End cell index, exclusive; default: the end.")]
+EndIndex = Annotated[int | None, Field(description="End index, exclusive; default: the end.")]
 BaseRevision = Annotated[
     str | None, Field(description="Revision you read (default: your last read); typing since is kept.")
 ]
@@ -37,6 +37,6 @@ CollaborationState = Annotated[bool, Field(description="Include who is in the li
 #: runs it, where other people's variables live, and where its relative paths point.
 RunCells = Annotated[
     bool,
-    Field(description="Run the code cells, stopping at an error, in the kernel people share (cwd: notebook's folder)."),
+    Field(description="Run code cells, stopping at an error, in the kernel people share (cwd: notebook's folder)."),
 ]
 Timeout = Annotated[float, Field(description="Seconds per cell before interrupting (max 3600).")]
