@@ -20,6 +20,7 @@ from jupyter_server.utils import url_path_join
 from traitlets import Bool, Float, Int, List, TraitError, Unicode, validate
 
 from ._version import __version__
+from .activity import ActivityLog
 from .actors import Actors
 from .contents import ContentsAdapter
 from .execution import ExecutionService
@@ -32,7 +33,10 @@ from .kernels import KernelsAdapter
 from .limits import Limits
 from .presence import PresenceService
 from .ratelimit import RateLimiter
+from .rest import handlers as rest_handlers
 from .rooms import RoomsAdapter
+from .steering import Steering
+from .stops import Stops
 from .subscriptions import SubscriptionManager
 
 if TYPE_CHECKING:  # the MCP SDK is imported when the endpoint is built, not with the extension
@@ -178,6 +182,14 @@ class JupyterNotebookMCP(Limits, ExtensionApp):
         It reappears on its next edit or cursor move. 0: stay until the session ends. Default: 60.""",
     ).tag(config=True)
 
+    stop_agents_users = List(
+        Unicode(),
+        default_value=[],
+        help="""Jupyter usernames who may stop an agent in a document and allow it again (from JupyterLab, or
+        POST api/mcp/agents/<key>/stop); they also need write permission on contents. Empty: anyone with
+        write permission may. Default: [].""",
+    ).tag(config=True)
+
     enable_test_fixtures = Bool(
         False,
         help="""Register the MCP conformance suite's fixture tools (test_reconnection). For testing
@@ -241,10 +253,11 @@ class JupyterNotebookMCP(Limits, ExtensionApp):
         )
         self.kernels = KernelsAdapter(self.serverapp)
         self.actors = Actors(agent_name=self.agent_name)
-        self.actors.on_end(self.history.undo.forget)
-        self.presence = PresenceService(
-            self.rooms, timeout=self.presence_timeout, max_activities=self.max_activity_entries
-        )
+        self.activity = ActivityLog(self.max_activity_entries)
+        self.stops = Stops(max_total=self.max_stopped_agents, log=self.activity)
+        # A stopped agent's undo stacks outlive its session: the person may undo its edits from the panel.
+        self.actors.on_end(lambda actor: None if self.stops.holds(actor) else self.history.undo.forget(actor))
+        self.presence = PresenceService(self.rooms, timeout=self.presence_timeout, log=self.activity)
         self.actors.on_end(self.presence.ended)
         if getattr(self.rooms, "journal", None) is not None:
             self.rooms.journal.on_edit(self.presence.edited)
@@ -255,6 +268,18 @@ class JupyterNotebookMCP(Limits, ExtensionApp):
             max_output_length=self.max_output_length,
             include_images=self.include_images,
             max_per_principal=self.max_executions_per_principal,
+        )
+        self.steering = Steering(
+            contents=contents,
+            rooms=self.rooms,
+            history=self.history,
+            presence=self.presence,
+            execution=self.execution,
+            actors=self.actors,
+            stops=self.stops,
+            log=self.activity,
+            sessions=lambda: self._endpoint.runner.manager if self._endpoint is not None else None,
+            stop_users=self.stop_agents_users,
         )
         self.subscriptions = SubscriptionManager(
             self.rooms,
@@ -277,6 +302,8 @@ class JupyterNotebookMCP(Limits, ExtensionApp):
 
     def initialize_handlers(self) -> None:
         self.handlers.append((r"/mcp/?", MCPHandler, {"extension": self}))
+        if getattr(self, "steering", None) is not None:  # not when the settings were refused
+            self.handlers.extend(rest_handlers(self.steering))
 
     @property
     def mcp_url(self) -> str:

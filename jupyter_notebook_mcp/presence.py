@@ -19,11 +19,11 @@ import hashlib
 import logging
 import secrets
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .activity import Activity, ActivityLog
 from .actors import Actor
 from .rooms import awareness as aw
 
@@ -32,17 +32,6 @@ log = logging.getLogger(__name__)
 STATUSES = ("online", "away", "busy", "offline")
 #: Cursor colours, readable on light and dark themes; an agent's colour is picked from its key.
 PALETTE = ("#7b1fa2", "#00897b", "#e65100", "#1565c0", "#c2185b", "#2e7d32", "#6d4c41", "#5e35b1")
-
-
-@dataclass
-class Activity:
-    timestamp: float  # epoch seconds
-    user_id: str
-    name: str
-    type: str
-    document_path: str | None
-    description: str
-    metadata: dict[str, Any] | None = None
 
 
 @dataclass
@@ -103,6 +92,7 @@ class PresenceService:
         renew_interval: float = 10.0,
         tick: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
+        log: ActivityLog | None = None,
     ) -> None:
         self.rooms = rooms
         self.clock = clock  # ages and renewals count on it (tests move it by hand instead of racing real time)
@@ -113,7 +103,7 @@ class PresenceService:
         self._presences: dict[tuple[str, str], Presence] = {}
         self._ids: dict[tuple[str, str], int] = {}  # (actor key, room id) -> synthetic awareness client id
         self._clocks: dict[int, int] = {}  # client id -> last clock sent (must only grow)
-        self._log: deque[Activity] = deque(maxlen=max(1, max_activities))
+        self._log = log if log is not None else ActivityLog(max_activities)  # shared with the activity panel
         self._task: asyncio.Task[None] | None = None
 
     # -- agents -----------------------------------------------------------------------------------
@@ -231,6 +221,8 @@ class PresenceService:
         path: str | None,
         description: str,
         metadata: dict[str, Any] | None = None,
+        *,
+        cells: tuple[str, ...] = (),
     ) -> Activity:
         """Log an activity (edit, execution, broadcast) of an agent; the log keeps the newest entries."""
         if actor is not None:
@@ -245,19 +237,14 @@ class PresenceService:
             document_path=path,
             description=description,
             metadata=metadata,
+            actor=actor,
+            cells=cells,
         )
-        self._log.append(entry)
-        return entry
+        return self._log.add(entry)
 
     def activities(self, path: str | None, limit: int) -> list[Activity]:
         """Newest first, optionally only those on ``path``."""
-        found = []
-        for entry in reversed(self._log):
-            if path is None or entry.document_path == path:
-                found.append(entry)
-                if len(found) >= limit:
-                    break
-        return found
+        return self._log.newest(path, limit)
 
     def broadcast(self, actor: Actor, entry: Activity, kind: str | None) -> None:
         """Show an activity to people: in the document's room (entered if needed), else in all the agent's rooms."""
@@ -274,7 +261,8 @@ class PresenceService:
         if not isinstance(actor, Actor):
             return
         if edit.source != "run":  # executions are recorded by the execution service, once per run
-            self.record(actor, "edit" if edit.source == "agent" else edit.source, edit.path, edit.summary or "edited")
+            kind = "edit" if edit.source == "agent" else edit.source
+            self.record(actor, kind, edit.path, edit.summary or "edited", cells=(edit.cell_id,) if edit.cell_id else ())
         if edit.cell_id is None and (edit.kind == "notebook" or edit.offset is None):
             self.enter(actor, edit.path, edit.kind)
             return

@@ -63,6 +63,10 @@ these tools; a result's "notice" says when a file changed on disk or could not b
 """
 
 
+#: Tool arguments that name a document: a call naming one where its agent was stopped is refused.
+PATH_ARGUMENTS = ("path", "document_path", "new_path", "copy_path")
+
+
 def build_server(
     backends: Backends,
     *,
@@ -93,7 +97,24 @@ def build_server(
         if presence:
             presence.touch(actor)
 
-    names = register(server, specs, groups=enabled, read_only=read_only, on_call=touch)
+    def admit(ctx: Any, name: str, arguments: dict[str, Any]) -> None:
+        """Refuse the call of an agent a person stopped in a document the call names."""
+        stops = backends.stops
+        if stops is None:
+            return
+        actor = None
+        for argument in PATH_ARGUMENTS:
+            raw = arguments.get(argument)
+            if not isinstance(raw, str):
+                continue
+            try:
+                path = backends.contents.normalize(raw)
+            except NotebookMCPError:
+                continue  # the tool says what is wrong with it
+            actor = actor or backends.actors.of(ctx)
+            stops.check(actor, path, name)
+
+    names = register(server, specs, groups=enabled, read_only=read_only, on_call=touch, admit=admit)
     server.middleware.append(StrictArguments(server.input_schema))
     server.middleware.append(CallNotices(read_only_tools.__contains__))
     server.middleware.append(CachedToolList())

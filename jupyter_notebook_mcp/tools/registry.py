@@ -39,6 +39,9 @@ log = logging.getLogger(__name__)
 
 __all__ = ["GROUPS", "READ", "WRITE", "Backends", "ToolSpec", "authorize", "authorize_request", "register"]
 
+#: ``admit(ctx, tool name, arguments)``: raises a NotebookMCPError to refuse the call.
+Admit = Callable[[Context, str, dict[str, Any]], None]
+
 READ = ("read", "contents")
 WRITE = ("write", "contents")
 
@@ -59,6 +62,7 @@ class Backends:
     history: Any = None  # jupyter_notebook_mcp.history.HistoryService
     forks: Any = None  # jupyter_notebook_mcp.forks.ForkService
     presence: Any = None  # jupyter_notebook_mcp.presence.PresenceService
+    stops: Any = None  # jupyter_notebook_mcp.stops.Stops: agents people stopped, by document
     revisions: Revisions = field(default_factory=Revisions)
 
 
@@ -101,10 +105,12 @@ def register(
     groups: Iterable[str],
     read_only: bool,
     on_call: Callable[[Context], None] | None = None,
+    admit: Admit | None = None,
 ) -> list[str]:
     """Add the tools of the enabled groups (only read-only ones when ``read_only``); return their names.
 
-    ``on_call(ctx)`` runs for every authorized call (presence counts any call as the agent being active).
+    ``on_call(ctx)`` runs for every authorized call (presence counts any call as the agent being active);
+    ``admit(ctx, tool name, arguments)`` runs before it and refuses a call by raising (a stopped agent).
     """
     enabled = set(groups)
     names = []
@@ -112,7 +118,7 @@ def register(
         if spec.group not in enabled or (read_only and not spec.read_only):
             continue
         server.add_tool(
-            _guarded(spec, on_call),
+            _guarded(spec, on_call, admit),
             name=spec.name,
             description=describe(spec.fn),
             annotations=spec.annotations(),
@@ -127,7 +133,9 @@ def describe(fn: Callable[..., Any]) -> str:
     return " ".join(inspect.cleandoc(fn.__doc__ or "").split())
 
 
-def _guarded(spec: ToolSpec, on_call: Callable[[Context], None] | None = None) -> Callable[..., Awaitable[Any]]:
+def _guarded(
+    spec: ToolSpec, on_call: Callable[[Context], None] | None = None, admit: Admit | None = None
+) -> Callable[..., Awaitable[Any]]:
     """Wrap a tool: authorize first, translate errors after. Keeps the tool's signature."""
 
     @functools.wraps(spec.fn)
@@ -135,6 +143,8 @@ def _guarded(spec: ToolSpec, on_call: Callable[[Context], None] | None = None) -
         ctx = next((v for v in kwargs.values() if isinstance(v, Context)), None)
         try:
             await authorize(ctx, *spec.permission)
+            if admit is not None and ctx is not None:
+                admit(ctx, spec.name, kwargs)
             if on_call is not None and ctx is not None:
                 try:
                     on_call(ctx)
