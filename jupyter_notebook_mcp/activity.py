@@ -41,6 +41,7 @@ class Activity:
     actor: Any = None  # jupyter_notebook_mcp.actors.Actor of the agent, None for the server's own entries
     cells: tuple[str, ...] = field(default_factory=tuple)
     by: str | None = None  # the person behind a stop, allow, undo or restore from the panel
+    edit: str | None = None  # the journal's serial of the edit (history stores it: the entry's version)
 
     @property
     def kind(self) -> str:

@@ -223,6 +223,7 @@ class PresenceService:
         metadata: dict[str, Any] | None = None,
         *,
         cells: tuple[str, ...] = (),
+        edit: str | None = None,
     ) -> Activity:
         """Log an activity (edit, execution, broadcast) of an agent; the log keeps the newest entries."""
         if actor is not None:
@@ -239,6 +240,7 @@ class PresenceService:
             metadata=metadata,
             actor=actor,
             cells=cells,
+            edit=edit,
         )
         return self._log.add(entry)
 
@@ -262,7 +264,8 @@ class PresenceService:
             return
         if edit.source != "run":  # executions are recorded by the execution service, once per run
             kind = "edit" if edit.source == "agent" else edit.source
-            self.record(actor, kind, edit.path, edit.summary or "edited", cells=(edit.cell_id,) if edit.cell_id else ())
+            cells = (edit.cell_id,) if edit.cell_id else ()
+            self.record(actor, kind, edit.path, edit.summary or "edited", cells=cells, edit=edit.serial)
         if edit.cell_id is None and (edit.kind == "notebook" or edit.offset is None):
             self.enter(actor, edit.path, edit.kind)
             return

@@ -106,10 +106,12 @@ class Steering:
         entries, more = self.log.page(path, after=after, limit=limit)
         wanted = list(dict.fromkeys(c for e in entries for c in e.cells)) if kind == "notebook" else []
         positions = self.rooms.cell_positions(path, wanted) if wanted else {}
+        serials = {e.edit for e in entries if e.edit}
+        versions = await self.history.edit_versions(path, kind, serials) if serials else {}
         out: list[dict[str, Any]] = []
         size = 0
         for item in entries:
-            shown = _shown(item, positions)
+            shown = _shown(item, positions, versions)
             size += len(str(shown))  # near enough to its JSON: a bound, not an exact count
             if out and size > MAX_ACTIVITY_BYTES:
                 more = True
@@ -248,6 +250,7 @@ class Steering:
                 description=f"{person.name} restored version {version}",
                 cells=tuple(str(c["cell_id"]) for c in outcome.changes if c.get("cell_id")),
                 by=person.username,
+                metadata={"version": outcome.version_id} if outcome.version_id else None,
             )
             self.log.add(record)
         return RestoreResult(
@@ -266,8 +269,13 @@ def refuse_stop(username: str) -> PermissionDenied:
     )
 
 
-def _shown(item: Activity, positions: dict[str, int | None]) -> dict[str, Any]:
+def _shown(
+    item: Activity, positions: dict[str, int | None], versions: dict[str, tuple[str, str | None]]
+) -> dict[str, Any]:
     actor = item.actor
+    version, before = versions.get(item.edit or "", (None, None))
+    if version is None and item.metadata and isinstance(item.metadata.get("version"), str):
+        version = item.metadata["version"]  # a restore from the panel
     shown: dict[str, Any] = {
         "seq": item.seq,
         "time": _iso(item.timestamp),
@@ -280,7 +288,8 @@ def _shown(item: Activity, positions: dict[str, int | None]) -> dict[str, Any]:
         ),
         "summary": item.description,
         "cells": [{"cell_id": c, "index": positions.get(c)} for c in item.cells],
-        "version": None,
+        "version": version,
+        "before_version": before,
     }
     if item.by is not None:
         shown["by"] = item.by
