@@ -123,6 +123,8 @@ async def test_stop_ends_the_session_refuses_the_agent_there_until_allowed(
         message = await tool_error(again, "batch_update_notebook_cells", path=path, exec=False, updates=[update])
         assert STOPPED in message and repr(path) in message and "allow it again" in message
         assert "/" not in message.split(repr(path))[0]  # no server path
+        with pytest.raises(MCPError, match=STOPPED):  # its reads of the document as resources too
+            await within(again.read_resource(f"notebook://{path}"))
         await call_tool(again, "get_notebook", path=elsewhere)
         # another agent is not affected
         async with mcp_client(client_info=agent("Helper")) as helper:
