@@ -36,6 +36,7 @@ from .event_store import MemoryEventStore
 from .notices import CallNotices, current
 from .prompts import register_prompts
 from .resources import register_resources
+from .rooms import awareness as aw
 from .sessions import ScopedSessionManager
 from .subscriptions import ListenStream, SubscriptionManager
 from .tools.arguments import StrictArguments, close
@@ -113,6 +114,11 @@ def build_server(
                 continue  # the tool says what is wrong with it
             actor = actor or backends.actors.of(ctx)
             stops.check(actor, path, name)
+        session = arguments.get("session_id")  # join_session and leave_session name the room instead
+        room = session if isinstance(session, str) and aw.room_kind(session) else None
+        room_path = aw.room_path(backends.rooms, room) if room is not None else None
+        if room_path is not None:
+            stops.check(actor or backends.actors.of(ctx), room_path, name)
 
     names = register(server, specs, groups=enabled, read_only=read_only, on_call=touch, admit=admit)
     server.middleware.append(StrictArguments(server.input_schema))

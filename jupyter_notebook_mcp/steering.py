@@ -158,6 +158,8 @@ class Steering:
     # -- stop and allow -----------------------------------------------------------------------------
     def _actor(self, key: str, path: str) -> Any:
         """The agent of ``key``: a live session's, a present one's, or the newest in the log."""
+        if not 1 <= len(key) <= 64:
+            raise NotFound("no such agent on this server: the document's agent list names them")
         for actor in self.actors.live:
             if actor.key == key:
                 return actor

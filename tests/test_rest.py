@@ -125,6 +125,8 @@ async def test_stop_ends_the_session_refuses_the_agent_there_until_allowed(
         assert "/" not in message.split(repr(path))[0]  # no server path
         with pytest.raises(MCPError, match=STOPPED):  # its reads of the document as resources too
             await within(again.read_resource(f"notebook://{path}"))
+        room = extension.rooms.room_id(path, "notebook", create_id=False)
+        assert STOPPED in await tool_error(again, "join_session", session_id=room)  # nor joins its room by id
         await call_tool(again, "get_notebook", path=elsewhere)
         # another agent is not affected
         async with mcp_client(client_info=agent("Helper")) as helper:
