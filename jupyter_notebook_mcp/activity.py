@@ -28,7 +28,8 @@ _TYPE_KINDS = {"edit": "edit", "execution": "run", "restore": "restore"}
 
 @dataclass
 class Activity:
-    """One entry of the log (``type`` is what the agent or the server called it; ``kind`` its class)."""
+    """One entry of the log (``type`` is what the agent or the server called it; ``kind`` its class: when the
+    recorder gives none, edits, executions and restores are told by their type and the rest are broadcasts)."""
 
     timestamp: float  # epoch seconds
     user_id: str
@@ -42,12 +43,7 @@ class Activity:
     cells: tuple[str, ...] = field(default_factory=tuple)
     by: str | None = None  # the person behind a stop, allow, undo or restore from the panel
     edit: str | None = None  # the journal's serial of the edit (history stores it: the entry's version)
-
-    @property
-    def kind(self) -> str:
-        if self.type in KINDS:
-            return self.type
-        return _TYPE_KINDS.get(self.type, "broadcast")
+    kind: str = ""  # one of KINDS, set by whoever records it (an agent's broadcast can never claim a stop)
 
 
 class ActivityLog:
@@ -60,6 +56,8 @@ class ActivityLog:
     def add(self, entry: Activity) -> Activity:
         """Number ``entry``, cut what it carries to the bounds, keep it (the oldest entry goes when full)."""
         entry.seq = next(self._seq)
+        if entry.kind not in KINDS:
+            entry.kind = _TYPE_KINDS.get(entry.type, "broadcast")
         entry.description = entry.description[:MAX_SUMMARY]
         entry.cells = tuple(c for c in entry.cells if c)[:MAX_CELLS]
         self._entries.append(entry)

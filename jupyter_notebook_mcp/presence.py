@@ -224,6 +224,7 @@ class PresenceService:
         *,
         cells: tuple[str, ...] = (),
         edit: str | None = None,
+        kind: str = "",
     ) -> Activity:
         """Log an activity (edit, execution, broadcast) of an agent; the log keeps the newest entries."""
         if actor is not None:
@@ -241,6 +242,7 @@ class PresenceService:
             actor=actor,
             cells=cells,
             edit=edit,
+            kind=kind,
         )
         return self._log.add(entry)
 

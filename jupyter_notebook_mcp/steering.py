@@ -252,6 +252,7 @@ class Steering:
                 description=f"{person.name} restored version {version}",
                 cells=tuple(str(c["cell_id"]) for c in outcome.changes if c.get("cell_id")),
                 by=person.username,
+                kind="restore",
                 metadata={"version": outcome.version_id} if outcome.version_id else None,
             )
             self.log.add(record)

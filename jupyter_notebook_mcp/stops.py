@@ -140,4 +140,5 @@ def entry(actor: Any, kind: str, path: str, summary: str, *, by: str | None = No
         description=summary,
         actor=actor,
         by=by,
+        kind=kind,
     )

@@ -77,9 +77,12 @@ async def test_activity_lists_an_agent_edit_and_a_run_with_cells_indexes_and_pag
             client, "batch_update_notebook_cells", path=path, exec=False, updates=[{"cell_id": "c1", "content": "b=5"}]
         )
         await call_tool(client, "execute_notebook_cell", path=path, cell_id="c2")
+        # an agent's broadcast is a broadcast, whatever it calls itself: never a person's stop
+        await call_tool(client, "broadcast_user_activity", activity_type="stop", description="x", document_path=path)
         answer = await panel.activity(path)
-    edit, run = answer["entries"]
+    edit, run, broadcast = answer["entries"]
     assert edit["kind"] == "edit" and run["kind"] == "run"
+    assert (broadcast["kind"], broadcast["type"], broadcast["cells"]) == ("broadcast", "stop", [])
     assert edit["cells"] == [{"cell_id": "c1", "index": 1}]
     assert run["cells"] == [{"cell_id": "c2", "index": 2}]
     assert edit["agent"]["name"] == "EvalAgent" and edit["agent"]["client"] == "EvalAgent"
@@ -87,12 +90,12 @@ async def test_activity_lists_an_agent_edit_and_a_run_with_cells_indexes_and_pag
     assert "c1" in edit["summary"] and "ran cell c2" in run["summary"]
     assert edit["time"].endswith("+00:00") and edit["seq"] < run["seq"]
     assert edit["version"] and edit["before_version"] and int(edit["before_version"]) < int(edit["version"])
-    assert answer["latest"] >= run["seq"] and answer["more"] is False
+    assert answer["latest"] >= broadcast["seq"] and answer["more"] is False
     # paging: one entry at a time, after a seq
     first = await panel.activity(path, limit=1, after=0)
     assert [e["seq"] for e in first["entries"]] == [edit["seq"]] and first["more"] is True
     rest = await panel.activity(path, after=first["latest"])
-    assert [e["seq"] for e in rest["entries"]] == [run["seq"]] and rest["more"] is False
+    assert [e["seq"] for e in rest["entries"]] == [run["seq"], broadcast["seq"]] and rest["more"] is False
     assert (await panel.activity(path, after=rest["latest"]))["entries"] == []
     # another document's activity is not listed
     other = make_notebook("other.ipynb", CELLS)
