@@ -19,7 +19,7 @@ from typing import Any
 
 from .activity import Activity, ActivityLog
 from .actors import ORIGIN_PREFIX
-from .errors import InvalidArgument, NotFound, PermissionDenied
+from .errors import InvalidArgument, NotFound, PermissionDenied, Unavailable
 from .models import RestoreChange, RestoreResult, UndoEditsResult
 from .rooms import awareness as aw
 from .stops import Stops, entry, message
@@ -107,7 +107,7 @@ class Steering:
         wanted = list(dict.fromkeys(c for e in entries for c in e.cells)) if kind == "notebook" else []
         positions = self.rooms.cell_positions(path, wanted) if wanted else {}
         serials = {e.edit for e in entries if e.edit}
-        versions = await self.history.edit_versions(path, kind, serials) if serials else {}
+        versions = await self._versions(path, kind, serials) if serials else {}
         out: list[dict[str, Any]] = []
         size = 0
         for item in entries:
@@ -119,6 +119,13 @@ class Steering:
             out.append(shown)
         latest = out[-1]["seq"] if more else max(self.log.latest, after or 0)
         return {"path": path, "entries": out, "latest": latest, "more": more}
+
+    async def _versions(self, path: str, kind: str, serials: set[str]) -> dict[str, tuple[str, str | None]]:
+        """The entries' versions; none when this server keeps no history (the activity is answered anyway)."""
+        try:
+            return dict(await self.history.edit_versions(path, kind, serials))
+        except Unavailable:
+            return {}
 
     async def agents(self, path: str, username: str, may_write: bool) -> dict[str, Any]:
         """The agents in the document now, and those stopped there."""
