@@ -12,7 +12,7 @@ from jupyter_server.auth.authorizer import Authorizer
 from mcp.shared.exceptions import MCPError
 from mcp_types import Implementation
 
-from .conftest import call_tool, tool_error, until, within
+from .conftest import call_tool, document_room, tool_error, until, within
 
 pytestmark = pytest.mark.usefixtures("jp_serverapp")
 
@@ -102,8 +102,14 @@ async def test_activity_lists_an_agent_edit_and_a_run_with_cells_indexes_and_pag
     assert (await panel.activity(other))["entries"] == []
 
 
+def no_agent_in(serverapp: Any, path: str) -> Any:
+    """A predicate: the document's room shows no agent in its awareness."""
+    room = document_room(serverapp, path)
+    return lambda: not any(isinstance(s, dict) and "agent" in s for s in room.awareness.states.values())
+
+
 async def test_stop_ends_the_session_refuses_the_agent_there_until_allowed(
-    mcp_client: Any, make_notebook: Any, panel: Panel, extension: Any
+    mcp_client: Any, make_notebook: Any, panel: Panel, extension: Any, jp_serverapp: Any
 ) -> None:
     path = make_notebook("stopped.ipynb", CELLS)
     elsewhere = make_notebook("elsewhere.ipynb", CELLS)
@@ -117,6 +123,7 @@ async def test_stop_ends_the_session_refuses_the_agent_there_until_allowed(
         assert stopped.status_code == 200, stopped.text
         assert stopped.json() == {"stopped": True, "ended_sessions": 1, "interrupted": 0}
         assert not any(a.key == key for a in extension.actors.live)  # its session ended
+        await until(no_agent_in(jp_serverapp, path), what="the agent leaving the room")
         with pytest.raises(MCPError, match="Session not found"):  # its session is gone
             await within(client.call_tool("get_notebook", {"path": path}))
     listed = (await panel.agents(path))["agents"]
@@ -146,7 +153,7 @@ async def test_stop_ends_the_session_refuses_the_agent_there_until_allowed(
 
 
 async def test_a_stateless_agent_is_stopped_by_its_key_and_its_run_is_interrupted(
-    mcp_client: Any, make_notebook: Any, panel: Panel
+    mcp_client: Any, make_notebook: Any, panel: Panel, jp_serverapp: Any
 ) -> None:
     path = make_notebook(
         "running.ipynb",
@@ -172,6 +179,7 @@ async def test_a_stateless_agent_is_stopped_by_its_key_and_its_run_is_interrupte
         stopped = await panel.post(f"agents/{key}/stop", {"path": path})
         assert stopped.status_code == 200, stopped.text
         assert stopped.json() == {"stopped": True, "ended_sessions": 0, "interrupted": 1}
+        await until(no_agent_in(jp_serverapp, path), what="the agent leaving the room")
         result = await running
         assert result.is_error and STOPPED in result.content[0].text
         # the kernel is free again: another agent's run answers within its 30 s timeout (the sleep was 600 s)
