@@ -266,7 +266,7 @@ class PresenceService:
             return
         if edit.source != "run":  # executions are recorded by the execution service, once per run
             kind = "edit" if edit.source == "agent" else edit.source
-            cells = (edit.cell_id,) if edit.cell_id else ()
+            cells = tuple(edit.details.get("cells") or ([edit.cell_id] if edit.cell_id else []))
             self.record(actor, kind, edit.path, edit.summary or "edited", cells=cells, edit=edit.serial)
         if edit.cell_id is None and (edit.kind == "notebook" or edit.offset is None):
             self.enter(actor, edit.path, edit.kind)

@@ -108,6 +108,22 @@ def no_agent_in(serverapp: Any, path: str) -> Any:
     return lambda: not any(isinstance(s, dict) and "agent" in s for s in room.awareness.states.values())
 
 
+async def test_an_entry_names_every_cell_its_edit_touched_with_its_index_now(
+    mcp_client: Any, make_notebook: Any, panel: Panel
+) -> None:
+    path = make_notebook("cells.ipynb", CELLS)
+    async with mcp_client() as client:
+        inserted = await call_tool(
+            client, "batch_insert_notebook_cells", path=path, cells=[{"content": "p"}, {"content": "q"}], exec=False
+        )
+        new = [c["id"] for c in inserted["inserted"]]
+        await call_tool(client, "batch_delete_notebook_cells", path=path, cell_ids=["c2"])
+    insert, delete = (await panel.activity(path))["entries"]
+    # inserted at 3 and 4; the delete of c2 (index 2) moved them up: each index is where the cell is now
+    assert insert["cells"] == [{"cell_id": new[0], "index": 2}, {"cell_id": new[1], "index": 3}]
+    assert delete["cells"] == [{"cell_id": "c2", "index": None}]  # gone
+
+
 async def test_stop_ends_the_session_refuses_the_agent_there_until_allowed(
     mcp_client: Any, make_notebook: Any, panel: Panel, extension: Any, jp_serverapp: Any
 ) -> None:
