@@ -137,7 +137,7 @@ def register_resources(server: MCPServer, b: Backends) -> None:
             ref = parse_uri(uri)
             if ref is None:
                 raise NotFound(f"no resource {uri!r}: see resources/templates/list for the URIs this server serves")
-            if b.stops is not None and ref.kind != "list":
+            if b.stops and ref.kind != "list":
                 _admit(b, context, ref.path)
             return ReadResourceResult(contents=await readers.read(context, uri, ref))
         except NotFound as exc:

@@ -101,7 +101,7 @@ def build_server(
     def admit(ctx: Any, name: str, arguments: dict[str, Any]) -> None:
         """Refuse the call of an agent a person stopped in a document the call names."""
         stops = backends.stops
-        if stops is None:
+        if not stops:
             return
         actor = None
         for argument in PATH_ARGUMENTS:

@@ -207,8 +207,11 @@ class Steering:
         path, _ = await self.contents.require_document(path)
         stop = self.stops.remove(key, path)
         if stop is None:
-            self._actor(key, path)  # unknown agents are a 404; known ones not stopped here are fine
-            return {"stopped": False}
+            held = self.stops.of(self._actor(key, path), path)  # unknown agents are a 404
+            if held is None:
+                return {"stopped": False}  # not stopped here: nothing to do
+            stop = self.stops.remove(held.key, path)  # stopped under another of its keys (a new session)
+            assert stop is not None
         actor = self.log.find_actor(key, path) or _Undoer(stop.key, stop.name, f"{ORIGIN_PREFIX}:{stop.key}")
         self.log.add(entry(actor, "allow", path, f"allowed again by {person.name}", by=person.username))
         if not self.stops.holds(actor) and not any(a.key == key for a in self.actors.live):

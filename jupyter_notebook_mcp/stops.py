@@ -70,6 +70,10 @@ class Stops:
         self._by_path: dict[str, dict[str, Stop]] = {}
         self._count = 0
 
+    def __bool__(self) -> bool:
+        """Whether any agent is stopped anywhere (every tool call asks: none stopped is the common case)."""
+        return self._count > 0
+
     def add(self, actor: Any, path: str, by: str) -> Stop:
         """Stop ``actor`` in ``path`` (again: the existing stop stands). Refused past the bounds."""
         stops = self._by_path.get(path, {})

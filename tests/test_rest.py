@@ -157,9 +157,11 @@ async def test_stop_ends_the_session_refuses_the_agent_there_until_allowed(
         # another agent is not affected
         async with mcp_client(client_info=agent("Helper")) as helper:
             await call_tool(helper, "get_notebook", path=path)
-        kinds = [e["kind"] for e in (await panel.activity(path))["entries"]]
-        assert kinds[-2:] == ["stop", "refused"]
-        allowed = await panel.post(f"agents/{key}/allow", {"path": path})
+        entries = (await panel.activity(path))["entries"]
+        assert [e["kind"] for e in entries][-2:] == ["stop", "refused"]
+        renewed = entries[-1]["agent"]["key"]  # its new session's key: allowing by it lifts the stop too
+        assert renewed != key
+        allowed = await panel.post(f"agents/{renewed}/allow", {"path": path})
         assert allowed.status_code == 200 and allowed.json() == {"stopped": False}
         await call_tool(again, "batch_update_notebook_cells", path=path, exec=False, updates=[update])
     entries = (await panel.activity(path))["entries"]
