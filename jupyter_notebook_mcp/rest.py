@@ -43,6 +43,21 @@ _needs_read = cast(Callable[[_Verb], _Verb], authorized("read"))
 _needs_write = cast(Callable[[_Verb], _Verb], authorized("write"))
 
 
+class _Repeated(Exception):
+    """A JSON object repeats a key: JSON leaves its meaning undefined, so the body is refused (as /mcp does)."""
+
+
+def _one_meaning(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Repeated(key)
+            seen.add(key)
+    return value
+
+
 def status_of(error: NotebookMCPError) -> int:
     return next((status for kind, status in _STATUS if isinstance(error, kind)), 400)
 
@@ -66,7 +81,9 @@ class _Handler(APIHandler):
         if len(raw) > MAX_BODY:
             raise InvalidArgument(f"the request body is larger than {MAX_BODY} bytes")
         try:
-            value = json.loads(raw or b"{}")
+            value = json.loads(raw or b"{}", object_pairs_hook=_one_meaning)
+        except _Repeated as exc:
+            raise InvalidArgument(f"the key {str(exc)[:40]!r} appears more than once in one object") from None
         except ValueError:
             raise InvalidArgument('the request body is not JSON: send an object like {"path": "a.ipynb"}') from None
         if not isinstance(value, dict):

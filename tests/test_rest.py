@@ -261,6 +261,9 @@ async def test_bad_requests_are_json_errors(mcp_client: Any, make_notebook: Any,
         assert set(response.json()) == {"message"}
     garbled = await within(panel.http.post(f"{panel.api}/undo", content=b"{nope", headers=panel.auth))
     assert garbled.status_code == 400 and "not JSON" in garbled.json()["message"]
+    body = b'{"path": "other.ipynb", "path": "%s", "agent": "0123456789ab"}' % path.encode()
+    twice = await within(panel.http.post(f"{panel.api}/undo", content=body, headers=panel.auth))
+    assert twice.status_code == 400 and "'path' appears more than once" in twice.json()["message"]
 
 
 async def test_credentials_and_xsrf_are_required(
