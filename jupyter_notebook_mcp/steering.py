@@ -179,11 +179,14 @@ class Steering:
         return actor
 
     async def stop(self, key: str, path: str, person: Person) -> dict[str, Any]:
-        """Stop the agent in the document: end its sessions, take its presence out, stop its runs there, and
+        """Stop the agent in the document: stop its runs there, end its sessions, take its presence out, and
         refuse its calls there until :meth:`allow`."""
         path, kind = await self.contents.require_document(path)
         actor = self._actor(key, path)
         stop = self.stops.add(actor, path, person.username)
+        self.log.add(entry(actor, "stop", path, f"stopped by {person.name}", by=person.username))
+        # Its runs first: ending a session cancels its calls, and a run stopped here tells its call why.
+        interrupted = self.execution.interrupt(stop.matches, path, message(stop))
         matching = [a for a in self.actors.live if stop.matches(a)]
         ended = 0
         manager = self.sessions()
@@ -197,8 +200,6 @@ class Steering:
                 agent = self.presence.agent(str(participant.user.get("username", "")))
                 if agent is not None and stop.matches(agent.actor):
                     self.presence.leave(agent.actor, room_id)
-        interrupted = self.execution.interrupt(stop.matches, path, message(stop))
-        self.log.add(entry(actor, "stop", path, f"stopped by {person.name}", by=person.username))
         log.info("A person stopped an MCP agent in a document (%d session(s) ended)", ended)
         return {"stopped": True, "ended_sessions": ended, "interrupted": interrupted}
 

@@ -170,9 +170,11 @@ async def test_stop_ends_the_session_refuses_the_agent_there_until_allowed(
     assert not [a for a in (await panel.agents(path))["agents"] if a["stopped"]]
 
 
-async def test_a_stateless_agent_is_stopped_by_its_key_and_its_run_is_interrupted(
-    mcp_client: Any, make_notebook: Any, panel: Panel, jp_serverapp: Any
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_stop_interrupts_the_agents_run_in_the_document(
+    mcp_client: Any, make_notebook: Any, panel: Panel, jp_serverapp: Any, mode: str
 ) -> None:
+    """Stateful or stateless (then known by its key alone), the agent's run stops and the kernel is free."""
     path = make_notebook(
         "running.ipynb",
         [
@@ -180,33 +182,35 @@ async def test_a_stateless_agent_is_stopped_by_its_key_and_its_run_is_interrupte
             {"cell_type": "code", "source": "1 + 1", "id": "quick"},
         ],
     )
-    async with (
-        mcp_client(mode="2026-07-28", client_info=agent("Looper")) as looper,
-        mcp_client(mode="2026-07-28", client_info=agent("Other")) as other,
-    ):
-        running = asyncio.ensure_future(
-            within(looper.call_tool("execute_notebook_cell", {"path": path, "cell_id": "slow", "timeout": 900}), 120)
-        )
+    async with mcp_client(mode=mode, client_info=agent("Other")) as other:
+        async with mcp_client(mode=mode, client_info=agent("Looper")) as looper:
+            slow = {"path": path, "cell_id": "slow", "timeout": 900}
+            running = asyncio.ensure_future(within(looper.call_tool("execute_notebook_cell", slow), 120))
 
-        async def started() -> bool:
-            cells = (await call_tool(other, "get_notebook", path=path))["cells"]
-            return any("started" in str(o) for o in cells[0].get("outputs") or [])
+            async def started() -> bool:
+                cells = (await call_tool(other, "get_notebook", path=path))["cells"]
+                return any("started" in str(o) for o in cells[0].get("outputs") or [])
 
-        await until(started, limit=60, what="the slow cell starting")
-        key = next(a["key"] for a in (await panel.agents(path))["agents"] if a["name"] == "Looper")
-        stopped = await panel.post(f"agents/{key}/stop", {"path": path})
-        assert stopped.status_code == 200, stopped.text
-        assert stopped.json() == {"stopped": True, "ended_sessions": 0, "interrupted": 1}
-        await until(no_agent_in(jp_serverapp, path), what="the agent leaving the room")
-        result = await running
-        assert result.is_error and STOPPED in result.content[0].text
+            await until(started, limit=60, what="the slow cell starting")
+            key = next(a["key"] for a in (await panel.agents(path))["agents"] if a["name"] == "Looper")
+            stopped = await panel.post(f"agents/{key}/stop", {"path": path})
+            assert stopped.status_code == 200, stopped.text
+            ended = 1 if mode == "legacy" else 0
+            assert stopped.json() == {"stopped": True, "ended_sessions": ended, "interrupted": 1}
+            await until(no_agent_in(jp_serverapp, path), what="the agent leaving the room")
+            if mode == "legacy":  # its session ended under the call
+                with pytest.raises(MCPError):
+                    await running
+            else:  # the call itself says why
+                result = await running
+                assert result.is_error and STOPPED in result.content[0].text
         # the kernel is free again: another agent's run answers within its 30 s timeout (the sleep was 600 s)
         quick = await call_tool(other, "execute_notebook_cell", path=path, cell_id="quick")
         assert quick["status"] == "ok"
-        message = await tool_error(looper, "execute_notebook_cell", path=path, cell_id="quick")
-        assert STOPPED in message
-        assert (await panel.post(f"agents/{key}/allow", {"path": path})).status_code == 200
-        assert (await call_tool(looper, "execute_notebook_cell", path=path, cell_id="quick"))["status"] == "ok"
+        async with mcp_client(mode=mode, client_info=agent("Looper")) as looper:
+            assert STOPPED in await tool_error(looper, "execute_notebook_cell", path=path, cell_id="quick")
+            assert (await panel.post(f"agents/{key}/allow", {"path": path})).status_code == 200
+            assert (await call_tool(looper, "execute_notebook_cell", path=path, cell_id="quick"))["status"] == "ok"
 
 
 async def test_undo_and_restore_from_the_panel(mcp_client: Any, make_notebook: Any, panel: Panel) -> None:
