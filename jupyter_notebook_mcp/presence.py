@@ -265,9 +265,9 @@ class PresenceService:
         if not isinstance(actor, Actor):
             return
         if edit.source != "run":  # executions are recorded by the execution service, once per run
-            kind = "edit" if edit.source == "agent" else edit.source
+            what = "edit" if edit.source == "agent" else edit.source
             cells = tuple(edit.details.get("cells") or ([edit.cell_id] if edit.cell_id else []))
-            self.record(actor, kind, edit.path, edit.summary or "edited", cells=cells, edit=edit.serial)
+            self.record(actor, what, edit.path, edit.summary or "edited", cells=cells, edit=edit.serial)
         if edit.cell_id is None and (edit.kind == "notebook" or edit.offset is None):
             self.enter(actor, edit.path, edit.kind)
             return
