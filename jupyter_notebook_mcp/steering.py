@@ -21,6 +21,7 @@ from .activity import Activity, ActivityLog
 from .actors import ORIGIN_PREFIX
 from .errors import InvalidArgument, NotFound, PermissionDenied, Unavailable
 from .models import RestoreChange, RestoreResult, UndoEditsResult
+from .presence import color
 from .rooms import awareness as aw
 from .stops import Stops, entry, message
 
@@ -154,7 +155,7 @@ class Steering:
                 "name": stop.name,
                 "client": stop.client,
                 "username": AGENT_PREFIX + stop.key,
-                "color": None,
+                "color": color(stop.key),
                 "cell_id": None,
                 "stopped": True,
                 "stopped_by": stop.by,

@@ -142,8 +142,8 @@ async def test_stop_ends_the_session_refuses_the_agent_there_until_allowed(
         await until(no_agent_in(jp_serverapp, path), what="the agent leaving the room")
         with pytest.raises(MCPError, match="Session not found"):  # its session is gone
             await within(client.call_tool("get_notebook", {"path": path}))
-    listed = (await panel.agents(path))["agents"]
-    assert [(a["key"], a["stopped"], a["stopped_by"]) for a in listed] == [(key, True, listed[0]["stopped_by"])]
+    [listed] = (await panel.agents(path))["agents"]
+    assert (listed["key"], listed["stopped"], listed["color"]) == (key, True, present[0]["color"])
     # the same agent (credential and client name) in a new session: refused in that document only
     async with mcp_client(client_info=agent("Runaway")) as again:
         message = await tool_error(again, "batch_update_notebook_cells", path=path, exec=False, updates=[update])
