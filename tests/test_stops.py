@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_notebook_mcp.activity import MAX_CELLS, MAX_SUMMARY, Activity, ActivityLog
-from jupyter_notebook_mcp.actors import Actor
-from jupyter_notebook_mcp.errors import AgentStopped, Unavailable
-from jupyter_notebook_mcp.stops import REFUSAL_LOG_INTERVAL, Stops
+from jupyter_pair_mcp.errors import AgentStopped, Unavailable
+from jupyter_pair_mcp.services.activity import MAX_CELLS, MAX_SUMMARY, Activity, ActivityLog
+from jupyter_pair_mcp.services.actors import Actor
+from jupyter_pair_mcp.services.stops import REFUSAL_LOG_INTERVAL, Stops
 
 
 def actor(key: str, principal: str = "p1", client: str = "agent") -> Actor:
