@@ -26,14 +26,18 @@ from jupyter_pair_mcp.adapters.rooms import RoomsAdapter
 from jupyter_pair_mcp.groups import GROUPS
 from jupyter_pair_mcp.limits import Limits
 from jupyter_pair_mcp.protocol.subscriptions import SubscriptionManager
+from jupyter_pair_mcp.services.activity import ActivityLog
 from jupyter_pair_mcp.services.actors import Actors
 from jupyter_pair_mcp.services.execution import ExecutionService
 from jupyter_pair_mcp.services.forks import ForkService
 from jupyter_pair_mcp.services.history import HistoryService
 from jupyter_pair_mcp.services.presence import PresenceService
+from jupyter_pair_mcp.services.steering import Steering
+from jupyter_pair_mcp.services.stops import Stops
 from jupyter_pair_mcp.transport.exitguard import install as install_exit_guard
 from jupyter_pair_mcp.transport.handlers import MCPHandler
 from jupyter_pair_mcp.transport.ratelimit import RateLimiter
+from jupyter_pair_mcp.transport.rest import handlers as rest_handlers
 
 if TYPE_CHECKING:  # the MCP SDK is imported when the endpoint is built, not with the extension
     from jupyter_pair_mcp.protocol.endpoint import Endpoint
@@ -186,6 +190,14 @@ class JupyterPairMCP(Limits, ExtensionApp):
         it sets itself offline). Default: 10.""",
     ).tag(config=True)
 
+    stop_agents_users = List(
+        Unicode(),
+        default_value=[],
+        help="""Jupyter usernames who may stop an agent in a document and allow it again (from JupyterLab, or
+        POST api/mcp/agents/<key>/stop); they also need write permission on contents. Empty: anyone with
+        write permission may. Default: [].""",
+    ).tag(config=True)
+
     enable_test_fixtures = Bool(
         False,
         help="""Register the MCP conformance suite's fixture tools (test_reconnection). For testing
@@ -249,12 +261,15 @@ class JupyterPairMCP(Limits, ExtensionApp):
         )
         self.kernels = KernelsAdapter(self.serverapp)
         self.actors = Actors(agent_name=self.agent_name)
-        self.actors.on_end(self.history.undo.forget)
+        self.activity = ActivityLog(self.max_activity_entries)
+        self.stops = Stops(max_total=self.max_stopped_agents, log=self.activity)
+        # A stopped agent's undo stacks outlive its session: the person may undo its edits from the panel.
+        self.actors.on_end(lambda actor: None if self.stops.holds(actor) else self.history.undo.forget(actor))
         self.presence = PresenceService(
             self.rooms,
             timeout=self.presence_timeout,
             stateless_timeout=self.stateless_presence_timeout,
-            max_activities=self.max_activity_entries,
+            log=self.activity,
         )
         self.actors.on_end(self.presence.ended)
         if getattr(self.rooms, "journal", None) is not None:
@@ -266,6 +281,18 @@ class JupyterPairMCP(Limits, ExtensionApp):
             max_output_length=self.max_output_length,
             include_images=self.include_images,
             max_per_principal=self.max_executions_per_principal,
+        )
+        self.steering = Steering(
+            contents=contents,
+            rooms=self.rooms,
+            history=self.history,
+            presence=self.presence,
+            execution=self.execution,
+            actors=self.actors,
+            stops=self.stops,
+            log=self.activity,
+            sessions=lambda: self._endpoint.runner.manager if self._endpoint is not None else None,
+            stop_users=self.stop_agents_users,
         )
         self.subscriptions = SubscriptionManager(
             self.rooms,
@@ -288,6 +315,8 @@ class JupyterPairMCP(Limits, ExtensionApp):
 
     def initialize_handlers(self) -> None:
         self.handlers.append((r"/mcp/?", MCPHandler, {"extension": self}))
+        if getattr(self, "steering", None) is not None:  # not when the settings were refused
+            self.handlers.extend(rest_handlers(self.steering))
 
     @property
     def mcp_url(self) -> str:

@@ -13,6 +13,7 @@ Hierarchy::
     │   └── InvalidPath         a path that can never be valid (absolute, '..', hidden, outside root)
     ├── NotFound                the file, directory or cell does not exist
     ├── PermissionDenied        the Jupyter authorizer refused the action
+    │   └── AgentStopped        a person stopped this agent in the document (until they allow it again)
     ├── Conflict                the document changed since the agent read it
     └── Unavailable             a backend the tool needs is not running (collaboration, kernels)
 """
@@ -48,6 +49,12 @@ class PermissionDenied(PairMCPError):
     """Jupyter's authorizer refused the caller the action this tool needs."""
 
     kind = "permission_denied"
+
+
+class AgentStopped(PermissionDenied):
+    """A person stopped this agent in a document; its calls there are refused until they allow it again."""
+
+    kind = "agent_stopped"
 
 
 class Conflict(PairMCPError):

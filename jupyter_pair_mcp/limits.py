@@ -97,6 +97,12 @@ class Limits(Configurable):
         oldest are dropped first. Default: 1000.""",
     ).tag(config=True)
 
+    max_stopped_agents = Int(
+        1000,
+        help="""Agents people may keep stopped at once (each in one document; at most 64 in one document); past
+        it a stop is refused until some are allowed again. Default: 1000.""",
+    ).tag(config=True)
+
     max_revision_bytes = Int(
         64 * 1024 * 1024,
         help="""Bytes of memory the cell and document texts kept so that an agent's edit can be merged from

@@ -38,6 +38,7 @@ class EndpointHost(Protocol):
     history: Any
     forks: Any
     presence: Any
+    stops: Any
     subscriptions: Any
     max_output_length: int
     max_resource_length: int
@@ -89,6 +90,7 @@ def build_endpoint(app: EndpointHost) -> Endpoint:
         history=app.history,
         forks=app.forks,
         presence=app.presence,
+        stops=app.stops,
         revisions=revisions,
     )
     mcp_server, tool_names = build_server(

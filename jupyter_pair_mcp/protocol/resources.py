@@ -137,6 +137,8 @@ def register_resources(server: MCPServer, b: Backends) -> None:
             ref = parse_uri(uri)
             if ref is None:
                 raise NotFound(f"no resource {uri!r}: see resources/templates/list for the URIs this server serves")
+            if b.stops and ref.kind != "list":
+                _admit(b, context, ref.path)
             return ReadResourceResult(contents=await readers.read(context, uri, ref))
         except NotFound as exc:
             raise not_found(ctx.protocol_version, uri, str(exc)) from None
@@ -169,6 +171,15 @@ def register_resources(server: MCPServer, b: Backends) -> None:
     lowlevel.add_request_handler("resources/list", PaginatedRequestParams, list_resources)
     lowlevel.add_request_handler("resources/templates/list", PaginatedRequestParams, list_templates)
     lowlevel.add_request_handler("resources/read", ReadResourceRequestParams, read)
+
+
+def _admit(b: Backends, ctx: Context, path: str) -> None:
+    """Refuse a read by an agent a person stopped in that document (as its tool calls are)."""
+    try:
+        normalized = b.contents.normalize(path)
+    except PairMCPError:
+        return  # the reader says what is wrong with the path
+    b.stops.check(b.actors.of(ctx), normalized, "a resource read")
 
 
 def _protocol_error(exc: PairMCPError) -> MCPError:

@@ -31,6 +31,7 @@ from mcp_types import (
 from mcp_types import Tool as MCPTool
 
 from jupyter_pair_mcp._version import __version__
+from jupyter_pair_mcp.adapters.rooms import awareness as aw
 from jupyter_pair_mcp.errors import PairMCPError
 from jupyter_pair_mcp.notices import CallNotices, current
 from jupyter_pair_mcp.protocol.event_store import MemoryEventStore
@@ -65,6 +66,10 @@ with the people on it (their variables, their runs); its working directory is th
 """
 
 
+#: Tool arguments that name a document: a call naming one where its agent was stopped is refused.
+PATH_ARGUMENTS = ("path", "document_path", "new_path", "copy_path")
+
+
 def build_server(
     backends: Backends,
     *,
@@ -97,7 +102,29 @@ def build_server(
         presence.begin(actor)  # present while the call runs, however long
         return lambda: presence.end(actor)
 
-    names = register(server, specs, groups=enabled, read_only=read_only, on_call=touch)
+    def admit(ctx: Any, name: str, arguments: dict[str, Any]) -> None:
+        """Refuse the call of an agent a person stopped in a document the call names."""
+        stops = backends.stops
+        if not stops:
+            return
+        actor = None
+        for argument in PATH_ARGUMENTS:
+            raw = arguments.get(argument)
+            if not isinstance(raw, str):
+                continue
+            try:
+                path = backends.contents.normalize(raw)
+            except PairMCPError:
+                continue  # the tool says what is wrong with it
+            actor = actor or backends.actors.of(ctx)
+            stops.check(actor, path, name)
+        session = arguments.get("session_id")  # join_session and leave_session name the room instead
+        room = session if isinstance(session, str) and aw.room_kind(session) else None
+        room_path = aw.room_path(backends.rooms, room) if room is not None else None
+        if room_path is not None:
+            stops.check(actor or backends.actors.of(ctx), room_path, name)
+
+    names = register(server, specs, groups=enabled, read_only=read_only, on_call=touch, admit=admit)
     server.middleware.append(StrictArguments(server.input_schema))
     server.middleware.append(CallNotices(read_only_tools.__contains__))
     server.middleware.append(CachedToolList())

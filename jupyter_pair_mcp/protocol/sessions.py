@@ -73,6 +73,16 @@ class ScopedSessionManager(StreamableHTTPSessionManager):
     def session_count(self) -> int:
         return len(self._server_instances)
 
+    async def end(self, session_id: str) -> bool:
+        """End a session now, as its client's DELETE would (a person stopped its agent); False: no such session.
+
+        Its id answers 404 from here on, and its server task winds down, ending the session's actor."""
+        transport = self._server_instances.get(session_id)
+        if transport is None:
+            return False
+        await self._discard_session(session_id, transport)
+        return True
+
     def _admit_session(self, requestor: Any) -> StreamableHTTPServerTransport | None:
         transport = super()._admit_session(requestor)
         if transport is not None and self.shared_store is not None and transport.mcp_session_id:

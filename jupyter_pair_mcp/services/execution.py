@@ -23,7 +23,7 @@ from jupyter_pair_mcp.adapters.kernels.adapter import Kernel, KernelDied, Kernel
 from jupyter_pair_mcp.adapters.rooms import RoomsAdapter
 from jupyter_pair_mcp.adapters.rooms.cells import type_and_source
 from jupyter_pair_mcp.adapters.rooms.outputs import RunState, begin, end, write_batch
-from jupyter_pair_mcp.errors import InvalidArgument, NotFound, Unavailable
+from jupyter_pair_mcp.errors import AgentStopped, InvalidArgument, NotFound, Unavailable
 from jupyter_pair_mcp.render import output_images, render_outputs
 
 log = logging.getLogger(__name__)
@@ -123,6 +123,16 @@ def _size(content: dict[str, Any]) -> int:
     return 64
 
 
+@dataclass(eq=False)
+class _Watch:
+    """A run in flight, as a person's stop finds it: whose, where, and the event that stops it."""
+
+    actor: Any
+    path: str
+    stopped: asyncio.Event
+    reason: str = ""
+
+
 @dataclass
 class CellRun:
     id: str
@@ -147,6 +157,7 @@ class ExecutionService:
         self.max_output_length = max_output_length
         self.max_per_principal = max_per_principal
         self._running: dict[str, int] = {}  # principal -> run_cells calls in flight
+        self._watches: set[_Watch] = set()  # runs in flight (bounded by the executions in flight)
         self.include_images = include_images
 
     async def kernel(self, path: str) -> Kernel:
@@ -210,7 +221,8 @@ class ExecutionService:
         runs: list[CellRun] = []
         for cell_id, code in codes:
             try:
-                run = await self._run_one(path, kernel, cell_id, code, timeout, progress, actor)
+                one = self._run_one(path, kernel, cell_id, code, timeout, progress, actor)
+                run = await self._stoppable(actor, path, one)
             except KernelDied as exc:
                 # Say which cell, and what this call ran before it (those results are not returned).
                 before = ", ".join(f"{r.id!r} ({r.status})" for r in runs)
@@ -220,6 +232,43 @@ class ExecutionService:
             if stop_on_error and run.status != "ok":
                 break
         return runs
+
+    def interrupt(self, matches: Callable[[Any], bool], path: str, reason: str) -> int:
+        """Stop the runs in ``path`` of the actors ``matches`` accepts (a person stopped that agent there): each
+        is cancelled as a call the client gave up is (the kernel is interrupted once it began the cell) and its
+        call fails with ``reason``. Returns how many runs were stopped."""
+        stopped = 0
+        for watch in list(self._watches):
+            if watch.path == path and not watch.stopped.is_set() and matches(watch.actor):
+                watch.reason = reason
+                watch.stopped.set()
+                stopped += 1
+        return stopped
+
+    async def _stoppable(self, actor: Any, path: str, run: Awaitable[CellRun]) -> CellRun:
+        """Run one cell in a task of its own that :meth:`interrupt` can cancel without cancelling the call."""
+        watch = _Watch(actor, path, asyncio.Event())
+        self._watches.add(watch)
+        task = asyncio.ensure_future(run)
+        waiter = asyncio.ensure_future(watch.stopped.wait())
+        try:
+            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:  # the call itself was cancelled: the run goes with it, as before
+            task.cancel()
+            with anyio.CancelScope(shield=True):
+                await asyncio.wait({task})
+            raise
+        finally:
+            waiter.cancel()
+            self._watches.discard(watch)
+        if not watch.stopped.is_set():
+            return task.result()
+        task.cancel()
+        with anyio.CancelScope(shield=True):
+            await asyncio.wait({task})
+        if not task.cancelled():
+            task.exception()  # retrieved: the stop is what the caller hears of
+        raise AgentStopped(watch.reason)
 
     async def _run_one(
         self,

@@ -11,6 +11,7 @@ depend on the document's size.
 from __future__ import annotations
 
 import asyncio
+import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,6 +116,29 @@ class HistoryService:
         else:
             ydoc = (await self.rooms.text(path, actor)).ydoc
         return self.undo.undo(ydoc, actor, count, path=path, kind=kind)
+
+    async def edit_versions(self, path: str, kind: str, serials: set[str]) -> dict[str, tuple[str, str | None]]:
+        """For agent edits named by their journal serial: the version holding each, and the version before it
+        (the document just before the edit; None when it is the first)."""
+        if not serials:
+            return {}
+        rows = await self.rooms.history_rows(path, kind)
+        return await asyncio.to_thread(_edit_versions, rows, self.fold_interval, serials)
+
+
+def _edit_versions(rows: list[Row], interval: float, serials: set[str]) -> dict[str, tuple[str, str | None]]:
+    versions = fold(rows, interval)
+    at = {row.rowid: n for n, row in enumerate(rows)}
+    starts = [at.get(v.first_rowid, -1) for v in versions]  # each version's rows begin there, in order
+    found: dict[str, tuple[str, str | None]] = {}
+    for n, row in enumerate(rows):
+        serial = row.metadata.get("edit")
+        if not isinstance(serial, str) or serial not in serials:
+            continue
+        v = bisect.bisect_right(starts, n) - 1
+        if v >= 0:
+            found[str(serial)] = (versions[v].version_id, versions[v - 1].version_id if v > 0 else None)
+    return found
 
 
 def _rowid(version_id: str) -> int:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jupyter_pair_mcp.adapters.rooms import awareness as aw
-from jupyter_pair_mcp.services.activity_log import Activity, ActivityLog
+from jupyter_pair_mcp.services.activity import Activity, ActivityLog
 from jupyter_pair_mcp.services.actors import Actor
 from jupyter_pair_mcp.services.agent_identity import display_name, user_id, user_state
 from jupyter_pair_mcp.services.global_presence import GlobalPresence, current
@@ -78,6 +78,7 @@ class PresenceService:
         renew_interval: float = 10.0,
         tick: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
+        log: ActivityLog | None = None,
     ) -> None:
         self.rooms = rooms
         self.clock = clock  # ages and renewals count on it (tests move it by hand instead of racing real time)
@@ -89,7 +90,7 @@ class PresenceService:
         self._presences: dict[tuple[str, str], Presence] = {}
         self._ids: dict[tuple[str, str], int] = {}  # (actor key, room id) -> synthetic awareness client id
         self._clocks: dict[int, int] = {}  # client id -> last clock sent (must only grow)
-        self._log = ActivityLog(max_activities)
+        self._log = log if log is not None else ActivityLog(max_activities)  # shared with the activity panel
         self._task: asyncio.Task[None] | None = None
         self.lab = GlobalPresence(rooms, self._client_id, self._send, lambda: self.clock())
 
@@ -238,6 +239,10 @@ class PresenceService:
         path: str | None,
         description: str,
         metadata: dict[str, Any] | None = None,
+        *,
+        cells: tuple[str, ...] = (),
+        edit: str | None = None,
+        kind: str = "",
     ) -> Activity:
         """Log an activity (edit, execution, broadcast) of an agent; the log keeps the newest entries."""
         if actor is not None:
@@ -252,9 +257,12 @@ class PresenceService:
             document_path=path,
             description=description,
             metadata=metadata,
+            actor=actor,
+            cells=cells,
+            edit=edit,
+            kind=kind,
         )
-        self._log.append(entry)
-        return entry
+        return self._log.add(entry)
 
     def activities(self, path: str | None, limit: int) -> list[Activity]:
         """Newest first, optionally only those on ``path``."""
@@ -280,7 +288,9 @@ class PresenceService:
                 presence.cell_id = edit.cell_id  # a cell starts running: people see which
                 self._publish(presence)
             return
-        self.record(actor, "edit" if edit.source == "agent" else edit.source, edit.path, edit.summary or "edited")
+        what = "edit" if edit.source == "agent" else edit.source
+        cells = tuple(edit.details.get("cells") or ([edit.cell_id] if edit.cell_id else []))
+        self.record(actor, what, edit.path, edit.summary or "edited", cells=cells, edit=edit.serial)
         if edit.cell_id is None and (edit.kind == "notebook" or edit.offset is None):
             self.enter(actor, edit.path, edit.kind)
             return

@@ -312,7 +312,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         presence = service()
         actor = b.actors.of(ctx)
         path, kind = await b.contents.require_document(document_path) if document_path is not None else (None, None)
-        entry = presence.record(actor, activity_type, path, description, metadata)
+        entry = presence.record(actor, activity_type, path, description, metadata, kind="broadcast")
         presence.broadcast(actor, entry, kind)
         return OkResult(ok=True)
 

@@ -77,7 +77,7 @@ async def run_cells(
     if b.presence is not None:
         for run in runs:
             count = f" [{run.execution_count}]" if run.execution_count is not None else ""
-            b.presence.record(actor, "execution", path, f"ran cell {run.id}{count}: {run.status}")
+            b.presence.record(actor, "execution", path, f"ran cell {run.id}{count}: {run.status}", cells=(run.id,))
     return runs
 
 

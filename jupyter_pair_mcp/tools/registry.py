@@ -41,6 +41,8 @@ __all__ = ["GROUPS", "READ", "WRITE", "Backends", "ToolSpec", "authorize", "auth
 
 #: A per-call hook: runs as an authorized call starts; what it returns (if anything) runs when the call ends.
 OnCall = Callable[[Context], "Callable[[], None] | None"]
+#: ``admit(ctx, tool name, arguments)``: raises a PairMCPError to refuse the call.
+Admit = Callable[[Context, str, dict[str, Any]], None]
 
 READ = ("read", "contents")
 WRITE = ("write", "contents")
@@ -62,6 +64,7 @@ class Backends:
     history: Any = None  # jupyter_pair_mcp.services.history.HistoryService
     forks: Any = None  # jupyter_pair_mcp.services.forks.ForkService
     presence: Any = None  # jupyter_pair_mcp.services.presence.PresenceService
+    stops: Any = None  # jupyter_pair_mcp.services.stops.Stops: agents people stopped, by document
     revisions: Revisions = field(default_factory=Revisions)
 
 
@@ -104,11 +107,13 @@ def register(
     groups: Iterable[str],
     read_only: bool,
     on_call: OnCall | None = None,
+    admit: Admit | None = None,
 ) -> list[str]:
     """Add the tools of the enabled groups (only read-only ones when ``read_only``); return their names.
 
     ``on_call(ctx)`` runs for every authorized call (presence counts any call as the agent being active); the
     function it returns, if any, runs when the call ends, however it ends (the agent is active until then).
+    ``admit(ctx, tool name, arguments)`` runs before it and refuses a call by raising (a stopped agent).
     """
     enabled = set(groups)
     names = []
@@ -116,7 +121,7 @@ def register(
         if spec.group not in enabled or (read_only and not spec.read_only):
             continue
         server.add_tool(
-            _guarded(spec, on_call),
+            _guarded(spec, on_call, admit),
             name=spec.name,
             description=describe(spec.fn),
             annotations=spec.annotations(),
@@ -131,7 +136,9 @@ def describe(fn: Callable[..., Any]) -> str:
     return " ".join(inspect.cleandoc(fn.__doc__ or "").split())
 
 
-def _guarded(spec: ToolSpec, on_call: OnCall | None = None) -> Callable[..., Awaitable[Any]]:
+def _guarded(
+    spec: ToolSpec, on_call: OnCall | None = None, admit: Admit | None = None
+) -> Callable[..., Awaitable[Any]]:
     """Wrap a tool: authorize first, translate errors after. Keeps the tool's signature."""
 
     @functools.wraps(spec.fn)
@@ -140,6 +147,8 @@ def _guarded(spec: ToolSpec, on_call: OnCall | None = None) -> Callable[..., Awa
         done: Callable[[], None] | None = None
         try:
             await authorize(ctx, *spec.permission)
+            if admit is not None and ctx is not None:
+                admit(ctx, spec.name, kwargs)
             if on_call is not None and ctx is not None:
                 try:
                     done = on_call(ctx)

@@ -9,7 +9,9 @@ the change has already been applied when they run.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
+import secrets
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +36,7 @@ class Edit:
     offset: int | None = None  # character offset in that cell's source, or in the text file
     text: Any = None  # the live Y text the edit ended in: the agent's cursor goes there without a cell lookup
     details: dict[str, Any] = field(default_factory=dict)
+    serial: str = ""  # named by the journal when recorded (unique across restarts); history stores it too
 
 
 class EditJournal:
@@ -43,6 +46,8 @@ class EditJournal:
         self._current: dict[int, Edit] = {}  # id(ydoc) -> the edit being committed on it
         self._listeners: list[Callable[[Edit], None]] = []
         self._preparers: list[Callable[[Any, Edit], None]] = []
+        self._serials = itertools.count(1)
+        self._run = secrets.token_hex(4)  # this server process: history rows outlive it, serials restart
 
     def before_edit(self, preparer: Callable[[Any, Edit], None]) -> None:
         """Call ``preparer(ydoc, edit)`` before each agent transaction (undo tracking starts there)."""
@@ -57,6 +62,7 @@ class EditJournal:
 
     @contextlib.contextmanager
     def recording(self, ydoc: Any, edit: Edit) -> Iterator[Edit]:
+        edit.serial = f"{self._run}-{next(self._serials)}"
         for preparer in self._preparers:
             try:
                 preparer(ydoc, edit)

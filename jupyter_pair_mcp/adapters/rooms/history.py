@@ -103,6 +103,7 @@ class HistoryRecorder:
                 "author": getattr(actor, "name", None) or "jupyter-pair-mcp",
                 "actor": getattr(actor, "key", None),
                 "summary": edit.summary,
+                "edit": edit.serial,  # ties the activity log's entry of this edit to its version
             }
             self._remember(event.update, meta)
 

@@ -40,6 +40,8 @@ from jupyter_pair_mcp.adapters.rooms.merge import Hunk, apply, apply_hunks, reba
 from jupyter_pair_mcp.adapters.rooms.replace import Replacement
 from jupyter_pair_mcp.errors import Conflict, InvalidArgument, NotFound
 
+#: Cells an edit names for the activity log (a batch of 500 cells names its first ones).
+MAX_EDIT_CELLS = 20
 #: Transaction origin of every edit we make (history and subscriptions tell agents apart by it).
 AGENT_ORIGIN = "jupyter-pair-mcp"
 
@@ -63,7 +65,13 @@ class NotebookView:
 
     @contextlib.contextmanager
     def edit(
-        self, summary: str, *, source: str = "agent", cell_id: str | None = None, offset: int | None = None
+        self,
+        summary: str,
+        *,
+        source: str = "agent",
+        cell_id: str | None = None,
+        offset: int | None = None,
+        cells: list[str] | None = None,
     ) -> Iterator[JournalEdit]:
         """One agent transaction, announced to the journal (history, undo, presence) around its commit.
 
@@ -72,6 +80,8 @@ class NotebookView:
         """
         origin = self.actor.origin if self.actor is not None and source in UNDOABLE else AGENT_ORIGIN
         record = JournalEdit(self.path, "notebook", self.actor, summary, source, cell_id, offset)
+        if cells:
+            record.details["cells"] = cells[:MAX_EDIT_CELLS]  # the cells it touched, for the activity log
         self._index.forget_fetched()  # positions move inside the transaction, before any event says so
         try:
             with self.journal.recording(self._nb.ydoc, record), self._nb.ydoc.transaction(origin=origin):
@@ -237,7 +247,7 @@ class NotebookView:
         summary = f"inserted {cells_text(ids)} at {positions[0] if positions else count}"
         final: list[int] = []
         with self.edit(
-            summary, cell_id=ids[-1] if ids else None, offset=len(cells[-1].source) if cells else None
+            summary, cell_id=ids[-1] if ids else None, offset=len(cells[-1].source) if cells else None, cells=ids
         ) as record:
             for position, ycell in zip(positions, ycells, strict=True):
                 self._cells.insert(position, ycell)
@@ -254,7 +264,8 @@ class NotebookView:
                 self._plan_update(change, bases, seen, plan)
         ids = [self._index.ids[i] for i, *_ in plan]
         offset = end_of_change(plan[-1][4]) if plan else None
-        with self.edit(f"updated {cells_text(ids)}", cell_id=ids[-1] if ids else None, offset=offset) as record:
+        last = ids[-1] if ids else None
+        with self.edit(f"updated {cells_text(ids)}", cell_id=last, offset=offset, cells=ids) as record:
             for index, ycell, live, change, hunks, _ in plan:
                 if change.cell_type is not None and change.cell_type != ycell.get("cell_type"):
                     record.text = self._retype(index, change.cell_type, apply(live, hunks))["source"]
@@ -300,7 +311,8 @@ class NotebookView:
     def delete(self, indexes: list[int]) -> list[CellData]:
         unique = sorted(set(indexes))
         removed = [self.cell(i) for i in unique]
-        with self.edit(f"deleted {cells_text([c.id for c in removed])}"):
+        gone = [c.id for c in removed]
+        with self.edit(f"deleted {cells_text(gone)}", cells=gone):
             for i in reversed(unique):
                 del self._cells[i]
         return removed
@@ -354,7 +366,7 @@ class NotebookView:
                 targets.append((index, ycell, live, hunks, planned))
         count = sum(p.count for p in plan)
         ids = [p.cell_id for p in plan]
-        with self.edit(f"replaced {count} match{'es' if count != 1 else ''} in {cells_text(ids)}"):
+        with self.edit(f"replaced {count} match{'es' if count != 1 else ''} in {cells_text(ids)}", cells=ids):
             for _, ycell, live, hunks, _ in targets:
                 apply_hunks(ycell["source"], live, hunks)
         return [(index, planned.cell_id, planned.count) for index, *_, planned in targets]

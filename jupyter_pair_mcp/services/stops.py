@@ -1,0 +1,148 @@
+"""Agents a person stopped in a document: the record that refuses their calls there until allowed again.
+
+An agent is known by the credential and client name it connected with (a stateless agent has nothing
+else; a stateful one would come back in a new session, with a new key, after its session was ended), so a
+stop matches the agent's key *or* its (principal, client name) pair. The store is bounded: at most
+``max_per_document`` stopped agents per document and ``max_total`` in all; one more is refused with an
+error rather than silently allowing the oldest again. Stops are kept in memory: a server restart ends
+them (and every session with them).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from jupyter_pair_mcp.errors import AgentStopped, Unavailable
+from jupyter_pair_mcp.services.activity import Activity, ActivityLog
+
+#: Seconds between two "refused" entries one stop writes in the activity log: an agent retrying in a loop
+#: must not push everything else out of the (bounded) log.
+REFUSAL_LOG_INTERVAL = 30.0
+
+
+@dataclass
+class Stop:
+    """One agent stopped in one document."""
+
+    path: str
+    key: str
+    principal: str
+    client: str
+    name: str  # the agent's name, for people
+    by: str  # the person who stopped it (username)
+    at: float  # epoch seconds
+    refused: int = 0  # calls refused since
+    logged: float | None = None  # the service clock when the last refusal was logged
+
+    def matches(self, actor: Any) -> bool:
+        if getattr(actor, "key", None) == self.key:
+            return True
+        principal = getattr(actor, "principal", "")
+        return bool(principal) and principal == self.principal and getattr(actor, "client", None) == self.client
+
+
+def message(stop: Stop) -> str:
+    """What the stopped agent is told (it names the person, never a server path)."""
+    return (
+        f"A person ({stop.by}) stopped this agent in {stop.path!r}; ask them to allow it again "
+        "(in JupyterLab, the agent's entry in the document's collaborator list). Other documents are not affected."
+    )
+
+
+class Stops:
+    """The stopped agents, by document."""
+
+    def __init__(
+        self,
+        *,
+        max_per_document: int = 64,
+        max_total: int = 1000,
+        log: ActivityLog | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.log = log
+        self.max_per_document = max_per_document
+        self.max_total = max_total
+        self.clock = clock
+        self._by_path: dict[str, dict[str, Stop]] = {}
+        self._count = 0
+
+    def __bool__(self) -> bool:
+        """Whether any agent is stopped anywhere (every tool call asks: none stopped is the common case)."""
+        return self._count > 0
+
+    def add(self, actor: Any, path: str, by: str) -> Stop:
+        """Stop ``actor`` in ``path`` (again: the existing stop stands). Refused past the bounds."""
+        stops = self._by_path.get(path, {})
+        existing = stops.get(actor.key) or next((s for s in stops.values() if s.matches(actor)), None)
+        if existing is not None:
+            return existing
+        if len(stops) >= self.max_per_document or self._count >= self.max_total:
+            raise Unavailable(
+                f"too many stopped agents ({'in this document' if len(stops) >= self.max_per_document else 'in all'}):"
+                " allow some of them again first"
+            )
+        stop = Stop(path, actor.key, getattr(actor, "principal", ""), actor.client, actor.name, by, time.time())
+        self._by_path.setdefault(path, {})[actor.key] = stop
+        self._count += 1
+        return stop
+
+    def remove(self, key: str, path: str) -> Stop | None:
+        """Allow the agent of ``key`` in ``path`` again; the stop that was lifted, or None."""
+        stops = self._by_path.get(path)
+        stop = stops.pop(key, None) if stops is not None else None
+        if stop is not None:
+            self._count -= 1
+            if not stops:
+                del self._by_path[path]
+        return stop
+
+    def get(self, key: str, path: str) -> Stop | None:
+        return self._by_path.get(path, {}).get(key)
+
+    def of(self, actor: Any, path: str) -> Stop | None:
+        """The stop that holds ``actor`` in ``path``, or None."""
+        stops = self._by_path.get(path)
+        if not stops:
+            return None
+        return stops.get(actor.key) or next((s for s in stops.values() if s.matches(actor)), None)
+
+    def holds(self, actor: Any) -> bool:
+        """Whether ``actor`` is stopped in any document (its undo stacks are kept for the panel's undo)."""
+        return any(s.matches(actor) for stops in self._by_path.values() for s in stops.values())
+
+    def in_document(self, path: str) -> list[Stop]:
+        return list(self._by_path.get(path, {}).values())
+
+    def check(self, actor: Any, path: str, what: str = "a call") -> None:
+        """Raise :class:`AgentStopped` when ``actor`` is stopped in ``path``; the refusal goes into the activity
+        log (the first one, then at most one per :data:`REFUSAL_LOG_INTERVAL`: an agent retrying in a loop must
+        not push everything else out of the bounded log)."""
+        stop = self.of(actor, path)
+        if stop is None:
+            return
+        stop.refused += 1
+        now = self.clock()
+        if self.log is not None and (stop.logged is None or now - stop.logged >= REFUSAL_LOG_INTERVAL):
+            stop.logged = now
+            self.log.add(entry(actor, "refused", path, f"refused {what}: stopped by {stop.by}", by=stop.by))
+        raise AgentStopped(message(stop))
+
+
+def entry(actor: Any, kind: str, path: str, summary: str, *, by: str | None = None) -> Activity:
+    """An activity entry about an agent (``actor``) written by the server: a stop, an allow, a refusal."""
+    key = getattr(actor, "key", "")
+    return Activity(
+        timestamp=time.time(),
+        user_id=f"mcp-agent-{key}",
+        name=f"{getattr(actor, 'name', 'AI agent')} (AI agent)",
+        type=kind,
+        document_path=path,
+        description=summary,
+        actor=actor,
+        by=by,
+        kind=kind,
+    )
