@@ -70,7 +70,7 @@ class FakeView:
     def ycell(self, cell_id: str) -> Any:
         return self.cells[0]
 
-    def transaction(self, summary: str = "") -> Any:
+    def transaction(self, summary: str = "", *, cell_id: str | None = None) -> Any:
         return self.doc.transaction()
 
     def outputs(self) -> list[dict[str, Any]]:
