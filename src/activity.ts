@@ -7,7 +7,7 @@ import { Dialog, showDialog, showErrorMessage } from '@jupyterlab/apputils';
 import { historyIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
-import { fetchActivity, restoreVersion, undoAgent } from './api';
+import { ApiError, fetchActivity, restoreVersion, undoAgent } from './api';
 import { DocumentPresence } from './document';
 import {
   cellLabel,
@@ -80,7 +80,12 @@ export class ActivityPanel extends Widget {
       }
     } catch (error) {
       if (presence === this._presence) {
-        this._error = error instanceof Error ? error.message : String(error);
+        this._error =
+          error instanceof ApiError && error.status === 404 && !error.explained
+            ? 'This server keeps no agent activity (its jupyter-notebook-mcp is older than this panel).'
+            : error instanceof Error
+              ? error.message
+              : String(error);
       }
     } finally {
       this._loading = false;

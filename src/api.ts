@@ -11,7 +11,9 @@ import { IActivity, IAgents, parseActivity, parseAgents } from './rest';
 export class ApiError extends Error {
   constructor(
     message: string,
-    readonly status: number
+    readonly status: number,
+    /** The server's own JSON message (false: no such handler, or not a JSON answer). */
+    readonly explained = false
   ) {
     super(message);
   }
@@ -39,11 +41,13 @@ async function request(
     body = null;
   }
   if (!response.ok) {
-    const message =
-      body && typeof (body as { message?: unknown }).message === 'string'
-        ? (body as { message: string }).message
-        : response.statusText || `HTTP ${response.status}`;
-    throw new ApiError(message, response.status);
+    const explained =
+      body !== null &&
+      typeof (body as { message?: unknown }).message === 'string';
+    const message = explained
+      ? (body as { message: string }).message
+      : response.statusText || `HTTP ${response.status}`;
+    throw new ApiError(message, response.status, explained);
   }
   return body;
 }

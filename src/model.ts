@@ -185,9 +185,16 @@ export function describe(participant: IParticipant): string {
       parts.push(participant.message);
     }
   } else {
-    parts.push(
-      participant.isSelf ? `${participant.username}, you` : participant.username
-    );
+    // Anonymous users' usernames are random hex: they tell a person nothing.
+    const username = /^[0-9a-f]{32}$/i.test(participant.username)
+      ? null
+      : participant.username;
+    const who = [username, participant.isSelf ? 'you' : null]
+      .filter(Boolean)
+      .join(', ');
+    if (who) {
+      parts.push(who);
+    }
     if (participant.clientIds.length > 1) {
       parts.push(`${participant.clientIds.length} windows`);
     }

@@ -103,6 +103,11 @@ describe('describe', () => {
       'Claude k (AI agent) · AI agent (client: claude-code) · editing'
     );
     expect(describeParticipant(p)).toBe('Ada Lovelace · ada');
+    const [anonymous] = participants(
+      [[5, person('0123456789abcdef0123456789abcdef', 'Anonymous Io')]],
+      5
+    );
+    expect(describeParticipant(anonymous)).toBe('Anonymous Io · you');
   });
 });
 
