@@ -12,9 +12,9 @@ import { DocumentPresence } from './document';
 import {
   cellLabel,
   IActivityEntry,
+  lastEdits,
   mergeActivity,
-  shortTime,
-  UNDOABLE
+  shortTime
 } from './rest';
 
 /** Milliseconds between polls while the panel is shown. */
@@ -72,11 +72,18 @@ export class ActivityPanel extends Widget {
     }
     this._loading = true;
     try {
-      const activity = await fetchActivity(presence.path, this._latest);
-      if (presence === this._presence) {
+      // A bounded number of pages per refresh: the rest comes with the next one.
+      for (let page = 0; page < 5 && presence === this._presence; page++) {
+        const activity = await fetchActivity(presence.path, this._latest);
+        if (presence !== this._presence) {
+          break;
+        }
         this._entries = mergeActivity(this._entries, activity.entries);
         this._latest = activity.latest ?? this._latest;
         this._error = '';
+        if (!activity.more) {
+          break;
+        }
       }
     } catch (error) {
       if (presence === this._presence) {
@@ -130,8 +137,9 @@ export class ActivityPanel extends Widget {
       this._header.appendChild(error);
     }
     this._list.textContent = '';
+    const undoable = lastEdits(this._entries);
     for (const entry of [...this._entries].reverse()) {
-      this._list.appendChild(this._entry(entry));
+      this._list.appendChild(this._entry(entry, undoable.has(entry.seq)));
     }
     if (presence && !this._entries.length && !this._error) {
       const empty = document.createElement('li');
@@ -141,7 +149,7 @@ export class ActivityPanel extends Widget {
     }
   }
 
-  private _entry(entry: IActivityEntry): HTMLElement {
+  private _entry(entry: IActivityEntry, undoable: boolean): HTMLElement {
     const item = document.createElement('li');
     item.className = `jp-mcp-activity-entry jp-mcp-activity-${entry.kind}`;
     item.dataset.mcpSeq = String(entry.seq);
@@ -186,28 +194,28 @@ export class ActivityPanel extends Widget {
       );
       actions.appendChild(button);
     }
-    if (UNDOABLE.has(entry.kind) && entry.agentKey) {
+    if (undoable && entry.agentKey) {
       const key = entry.agentKey;
       const undo = document.createElement('button');
       undo.type = 'button';
       undo.className = 'jp-mcp-activity-undo';
       undo.dataset.mcpAgentKey = key;
-      undo.textContent = 'Undo agent';
-      undo.title = `Undo ${entry.agentName}'s edits of this document`;
+      undo.textContent = 'Undo';
+      undo.title = `Undo ${entry.agentName}'s last edit of this document`;
       undo.addEventListener(
         'click',
         () => void this._undo(key, entry.agentName)
       );
       actions.appendChild(undo);
     }
-    if (entry.version !== null) {
-      const version = entry.version;
+    if (entry.beforeVersion !== null) {
+      const version = entry.beforeVersion;
       const restore = document.createElement('button');
       restore.type = 'button';
       restore.className = 'jp-mcp-activity-restore';
-      restore.dataset.mcpVersion = String(version);
-      restore.textContent = `Restore v${version}`;
-      restore.title = `Restore the document as it was at version ${version}`;
+      restore.dataset.mcpVersion = version;
+      restore.textContent = 'Restore before';
+      restore.title = `Restore the document as it was just before this edit (version ${version})`;
       restore.addEventListener('click', () => void this._restore(version));
       actions.appendChild(restore);
     }
@@ -221,13 +229,13 @@ export class ActivityPanel extends Widget {
       return;
     }
     await this._confirmed(
-      'Undo agent edits',
-      `Undo ${name}'s edits of ${presence.path}?`,
+      'Undo agent edit',
+      `Undo ${name}'s last edit of ${presence.path}? (What people typed since stays.)`,
       () => undoAgent(presence.path, agent)
     );
   }
 
-  private async _restore(version: number): Promise<void> {
+  private async _restore(version: string): Promise<void> {
     const presence = this._presence;
     if (!presence) {
       return;

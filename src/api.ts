@@ -88,15 +88,15 @@ export function setStopped(
   );
 }
 
-/** Undo an agent's edits of a document. */
+/** Undo an agent's last edit of a document. */
 export function undoAgent(path: string, agent: string): Promise<unknown> {
-  return post('undo', { path, agent });
+  return post('undo', { path, agent, count: 1 });
 }
 
 /** Restore a document's version. */
 export function restoreVersion(
   path: string,
-  version: number
+  version: string
 ): Promise<unknown> {
   return post('restore', { path, version });
 }

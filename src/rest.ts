@@ -21,7 +21,10 @@ export interface IActivityEntry {
   client: string | null;
   summary: string;
   cells: IActivityCell[];
-  version: number | null;
+  /** The history version holding the edit (a version id: the server sends a string). */
+  version: string | null;
+  /** The version before the edit: restoring it undoes the edit. */
+  beforeVersion: string | null;
   by: string | null;
 }
 
@@ -29,6 +32,8 @@ export interface IActivityEntry {
 export interface IActivity {
   entries: IActivityEntry[];
   latest: number | null;
+  /** More entries follow `latest`: ask again right away. */
+  more: boolean;
 }
 
 /** An agent as api/mcp/agents lists it. */
@@ -45,15 +50,22 @@ export interface IAgents {
   canStop: boolean;
 }
 
-/** Kinds of entries the undo button applies to (an agent's own changes). */
-export const UNDOABLE = new Set(['edit', 'run']);
-
 function str(value: unknown): string | null {
   return typeof value === 'string' && value.length > 0 ? value : null;
 }
 
 function int(value: unknown): number | null {
   return typeof value === 'number' && Number.isInteger(value) ? value : null;
+}
+
+/** A version id: the server sends strings; a number is accepted too. */
+function versionId(value: unknown): string | null {
+  if (typeof value === 'number' && Number.isInteger(value)) {
+    return String(value);
+  }
+  return typeof value === 'string' && /^[\w.:-]{1,100}$/.test(value)
+    ? value
+    : null;
 }
 
 function obj(value: unknown): Record<string, unknown> {
@@ -92,11 +104,13 @@ export function parseActivity(body: unknown): IActivity {
       time: str(entry.time) ?? '',
       kind: str(entry.kind) ?? 'edit',
       agentKey: str(agent.key),
-      agentName: str(agent.name) ?? str(agent.key) ?? 'an agent',
+      agentName:
+        str(agent.name) ?? str(agent.key) ?? str(entry.by) ?? 'an agent',
       client: str(agent.client),
       summary: str(entry.summary) ?? '',
       cells,
-      version: int(entry.version),
+      version: versionId(entry.version),
+      beforeVersion: versionId(entry.before_version),
       by: str(entry.by)
     });
   }
@@ -104,7 +118,7 @@ export function parseActivity(body: unknown): IActivity {
   const latest =
     int(data.latest) ??
     (entries.length ? entries[entries.length - 1].seq : null);
-  return { entries, latest };
+  return { entries, latest, more: data.more === true };
 }
 
 /** Merge newer entries into a timeline, keeping at most `limit` (the newest). */
@@ -155,4 +169,21 @@ export function cellLabel(cell: IActivityCell): string {
   return cell.index !== null
     ? `cell ${cell.index}`
     : `cell ${cell.cellId.slice(0, 8)}`;
+}
+
+/**
+ * The entries that get an undo button: each agent's newest edit (the undo endpoint undoes an agent's last
+ * edit, so a button on an older entry would undo something else than the entry it sits on).
+ */
+export function lastEdits(entries: IActivityEntry[]): Set<number> {
+  const newest = new Map<string, number>();
+  for (const entry of entries) {
+    if (entry.kind === 'edit' && entry.agentKey) {
+      newest.set(
+        entry.agentKey,
+        Math.max(newest.get(entry.agentKey) ?? -1, entry.seq)
+      );
+    }
+  }
+  return new Set(newest.values());
 }

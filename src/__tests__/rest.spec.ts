@@ -1,5 +1,6 @@
 import {
   cellLabel,
+  lastEdits,
   mergeActivity,
   parseActivity,
   parseAgents,
@@ -23,20 +24,31 @@ describe('parseActivity', () => {
           ],
           version: null
         },
-        { seq: 1, kind: 'edit', agent: {}, cells: 'x', version: 3 },
+        {
+          seq: 1,
+          kind: 'edit',
+          agent: {},
+          cells: 'x',
+          version: 3,
+          before_version: '2'
+        },
         { seq: 2, kind: 'edit' },
         { kind: 'edit' },
         'junk',
         { seq: 3, kind: 'stop', agent: { key: 'k' }, by: 'ada' }
       ],
-      latest: 9
+      latest: 9,
+      more: true
     });
     expect(activity.latest).toBe(9);
+    expect(activity.more).toBe(true);
     expect(activity.entries.map(e => e.seq)).toEqual([1, 2, 3]);
     const [first, second, third] = activity.entries;
     expect(first.agentName).toBe('an agent');
     expect(first.cells).toEqual([]);
-    expect(first.version).toBe(3);
+    expect(first.version).toBe('3');
+    expect(first.beforeVersion).toBe('2');
+    expect(second.beforeVersion).toBeNull();
     expect(second.cells).toEqual([
       { cellId: 'c1', index: 1 },
       { cellId: 'c2', index: null }
@@ -47,10 +59,15 @@ describe('parseActivity', () => {
   });
 
   it('answers an empty timeline for a body it cannot read', () => {
-    expect(parseActivity(null)).toEqual({ entries: [], latest: null });
+    expect(parseActivity(null)).toEqual({
+      entries: [],
+      latest: null,
+      more: false
+    });
     expect(parseActivity({ entries: {} })).toEqual({
       entries: [],
-      latest: null
+      latest: null,
+      more: false
     });
   });
 
@@ -96,5 +113,21 @@ describe('labels', () => {
     );
     expect(shortTime('nonsense')).toBe('');
     expect(shortTime('2026-11-26T16:00:05Z')).toMatch(/^\d\d:\d\d:05$/);
+  });
+});
+
+describe('lastEdits', () => {
+  it('gives each agent its newest edit', () => {
+    const { entries } = parseActivity({
+      entries: [
+        { seq: 1, kind: 'edit', agent: { key: 'a' } },
+        { seq: 2, kind: 'edit', agent: { key: 'b' } },
+        { seq: 3, kind: 'edit', agent: { key: 'a' } },
+        { seq: 4, kind: 'run', agent: { key: 'a' } },
+        { seq: 5, kind: 'restore', agent: null, by: 'ada' }
+      ]
+    });
+    expect(lastEdits(entries)).toEqual(new Set([2, 3]));
+    expect(entries[4].agentName).toBe('ada');
   });
 });
