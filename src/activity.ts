@@ -165,9 +165,10 @@ export class ActivityPanel extends Widget {
     time.textContent = shortTime(entry.time);
     const who = document.createElement('span');
     who.className = 'jp-mcp-activity-who';
-    who.textContent = entry.by
-      ? `${entry.by} → ${entry.agentName}`
-      : entry.agentName;
+    // Anonymous users' usernames are random hex: they tell a person nothing.
+    const by =
+      entry.by && !/^[0-9a-f]{32}$/i.test(entry.by) ? entry.by : 'a person';
+    who.textContent = entry.by ? `${by} → ${entry.agentName}` : entry.agentName;
     who.title = entry.client
       ? `${entry.agentName} (client: ${entry.client})`
       : entry.agentName;
