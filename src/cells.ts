@@ -105,11 +105,19 @@ export async function showCell(
   notebook: Notebook,
   cellId: string
 ): Promise<boolean> {
-  const cell = notebook.widgets.find(widget => widget.model?.id === cellId);
-  if (!cell) {
+  const index = notebook.widgets.findIndex(
+    widget => widget.model?.id === cellId
+  );
+  if (index < 0) {
     return false;
   }
-  await notebook.scrollToCell(cell, 'center');
+  const cell = notebook.widgets[index];
+  // Not notebook.scrollToCell: it also selects and activates the cell, moving the person's own cursor.
+  try {
+    await notebook.scrollToItem(index, 'center');
+  } catch {
+    cell.node.scrollIntoView({ block: 'center' });
+  }
   cell.node.classList.add('jp-mcp-flash');
   setTimeout(() => cell.node.classList.remove('jp-mcp-flash'), 1200);
   return true;

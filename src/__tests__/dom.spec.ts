@@ -3,7 +3,7 @@
  */
 import type { Notebook } from '@jupyterlab/notebook';
 
-import { AGENT_CELL, drawMarks, POINTED_CELL } from '../cells';
+import { AGENT_CELL, drawMarks, POINTED_CELL, showCell } from '../cells';
 import { IIndicatorHandlers, Indicator } from '../indicator';
 import { AGENT_PREFIX, marks, participants } from '../model';
 
@@ -158,5 +158,24 @@ describe('drawMarks', () => {
     expect(n1.querySelector('.jp-mcp-point-label')).toBeNull();
     expect(n3.classList.contains(AGENT_CELL)).toBe(true);
     expect(marked).toEqual(new Set([n3]));
+  });
+});
+
+describe('showCell', () => {
+  it("scrolls to the cell without selecting or activating it (the person's cursor stays)", async () => {
+    const activate = jest.fn();
+    const scrollToCell = jest.fn();
+    const scrollToItem = jest.fn(async () => undefined);
+    const widgets = ['c1', 'c2'].map(id => ({
+      node: document.createElement('div'),
+      model: { id },
+      activate
+    }));
+    const nb = { widgets, scrollToItem, scrollToCell } as unknown as Notebook;
+    expect(await showCell(nb, 'c2')).toBe(true);
+    expect(scrollToItem).toHaveBeenCalledWith(1, 'center');
+    expect(scrollToCell).not.toHaveBeenCalled();
+    expect(activate).not.toHaveBeenCalled();
+    expect(await showCell(nb, 'gone')).toBe(false);
   });
 });
