@@ -109,7 +109,11 @@ export class ActivityPanel extends Widget {
     super.dispose();
   }
 
+  /** Called when the panel is shown, before it refreshes (the application points it at the current document). */
+  onShow: (() => void) | null = null;
+
   protected onAfterShow(): void {
+    this.onShow?.();
     void this.refresh();
   }
 

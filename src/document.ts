@@ -36,14 +36,14 @@ export class DocumentPresence implements IDisposable {
   constructor(
     readonly widget: IDocumentWidget,
     readonly context: DocumentRegistry.Context,
-    private readonly _openActivity: () => void
+    private readonly _openActivity: (presence: DocumentPresence) => void
   ) {
     this.indicator = new Indicator({
       jump: key => void this.jumpToAgent(key),
       follow: key => this.toggleFollow(key),
       stop: (key, stop) => void this.stop(key, stop),
       point: (_key, cellId) => void this.showCell(cellId),
-      activity: () => this._openActivity()
+      activity: () => this._openActivity(this)
     });
     this.indicator.node.setAttribute('data-mcp-path', this.path);
     widget.toolbar.insertItem(10, 'mcpPresence', this.indicator);

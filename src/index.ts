@@ -13,6 +13,8 @@ import { DocumentRegistry, IDocumentWidget } from '@jupyterlab/docregistry';
 import { IEditorTracker } from '@jupyterlab/fileeditor';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { DisposableDelegate, IDisposable } from '@lumino/disposable';
+import { MessageLoop } from '@lumino/messaging';
+import { Widget } from '@lumino/widgets';
 
 import { ActivityPanel } from './activity';
 import { DocumentPresence } from './document';
@@ -27,7 +29,7 @@ class PresenceExtension implements DocumentRegistry.IWidgetExtension<
 > {
   constructor(
     private readonly _onCreated: (presence: DocumentPresence) => void,
-    private readonly _openActivity: () => void
+    private readonly _openActivity: (presence: DocumentPresence) => void
   ) {}
 
   createNew(
@@ -53,9 +55,13 @@ const plugin: JupyterFrontEndPlugin<void> = {
     editors: IEditorTracker | null
   ) => {
     const presences = new WeakMap<object, DocumentPresence>();
+    const open = new Set<DocumentPresence>();
     const panel = new ActivityPanel();
     let added = false;
-    const openActivity = () => {
+    const openActivity = (presence?: DocumentPresence) => {
+      if (presence) {
+        panel.setDocument(presence);
+      }
       if (!added) {
         app.shell.add(panel, 'right', { rank: 900 });
         added = true;
@@ -66,24 +72,67 @@ const plugin: JupyterFrontEndPlugin<void> = {
       label: 'Show Agent Activity',
       caption: 'What AI agents did in the current document',
       describedBy: { args: { type: 'object', properties: {} } },
-      execute: openActivity
+      execute: () => openActivity()
     });
-    const extension = new PresenceExtension(presence => {
-      presences.set(presence.widget, presence);
-      if (!panel.presence || panel.presence.isDisposed) {
-        panel.setDocument(presence);
-      }
-    }, openActivity);
-    app.docRegistry.addWidgetExtension('Notebook', extension);
-    app.docRegistry.addWidgetExtension('Editor', extension);
     const follow = (widget: object | null) => {
       const presence = widget ? presences.get(widget) : undefined;
       if (presence) {
         panel.setDocument(presence);
       }
     };
-    notebooks?.currentChanged.connect((_, widget) => follow(widget));
-    editors?.currentChanged.connect((_, widget) => follow(widget));
+    const extension = new PresenceExtension(presence => {
+      presences.set(presence.widget, presence);
+      open.add(presence);
+      if (!panel.presence || panel.presence.isDisposed) {
+        panel.setDocument(presence);
+      }
+      // A document brought on screen (its tab chosen, or opened) is the one to show, even where focus (and
+      // so the shell's current widget) did not move.
+      MessageLoop.installMessageHook(presence.widget, (_, message) => {
+        if (
+          message.type === 'after-show' ||
+          message.type === 'activate-request'
+        ) {
+          setTimeout(() => {
+            if (presence.widget.isVisible) {
+              follow(presence.widget);
+            }
+          }, 0);
+        }
+        return true;
+      });
+      setTimeout(syncCurrent, 0);
+      presence.widget.disposed.connect(() => {
+        open.delete(presence);
+        if (panel.presence === presence) {
+          panel.setDocument(null);
+        }
+      });
+    }, openActivity);
+    app.docRegistry.addWidgetExtension('Notebook', extension);
+    app.docRegistry.addWidgetExtension('Editor', extension);
+    /**
+     * Show the current document's activity: the shell's current widget, else the last notebook or editor,
+     * preferring one on screen (the current widgets follow focus, which a page without focus never moves),
+     * else any document on screen.
+     */
+    const syncCurrent = () => {
+      const candidates = [
+        app.shell.currentWidget,
+        notebooks?.currentWidget ?? null,
+        editors?.currentWidget ?? null,
+        ...Array.from(open, presence => presence.widget)
+      ].filter((widget): widget is Widget => !!widget && presences.has(widget));
+      const shown =
+        candidates.find(widget => widget.isVisible) ?? candidates[0];
+      if (shown) {
+        follow(shown);
+      }
+    };
+    panel.onShow = syncCurrent;
+    app.shell.currentChanged?.connect(syncCurrent);
+    notebooks?.currentChanged.connect(syncCurrent);
+    editors?.currentChanged.connect(syncCurrent);
     app.restored
       .then(() => {
         // The panel is added at start only in JupyterLab (a restored layout may show it); Notebook 7 adds it
@@ -92,6 +141,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
           app.shell.add(panel, 'right', { rank: 900 });
           added = true;
         }
+        syncCurrent();
       })
       .catch(error => console.warn('jupyter-notebook-mcp:', error));
   }
