@@ -177,8 +177,13 @@ export class Indicator extends Widget {
         follow.addEventListener('click', () => this._handlers.follow(p.key));
         item.appendChild(follow);
       }
+      // Stopped but still in the awareness (its presence is on its way out): shown stopped already.
+      const stopped = state.stopped.some(a => a.key === p.key);
+      if (stopped) {
+        item.classList.add('jp-mcp-stopped');
+      }
       if (state.canStop) {
-        item.appendChild(this._stopButton(p.key, p.name, true));
+        item.appendChild(this._stopButton(p.key, p.name, !stopped));
       }
     }
     return item;

@@ -97,6 +97,27 @@ describe('Indicator', () => {
     ]);
   });
 
+  it('shows an agent the server lists as stopped as stopped, with an allow button', () => {
+    const indicator = new Indicator(handlers());
+    indicator.update_({
+      people: participants(states, 2),
+      stopped: [
+        { key: 'k1', name: 'claude-code', client: null, stopped: true }
+      ],
+      canStop: true,
+      followed: null,
+      points: [],
+      cells: true
+    });
+    const agents = indicator.node.querySelectorAll('[data-mcp-kind="agent"]');
+    expect(agents).toHaveLength(1);
+    expect(agents[0].classList.contains('jp-mcp-stopped')).toBe(true);
+    expect(
+      agents[0].querySelector('.jp-mcp-allow[data-mcp-agent-key="k1"]')
+    ).not.toBeNull();
+    expect(agents[0].querySelector('.jp-mcp-stop')).toBeNull();
+  });
+
   it('shows no stop button without the permission, and a pressed follow toggle', () => {
     const people = participants(states, 2);
     const indicator = new Indicator(handlers());
