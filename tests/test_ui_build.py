@@ -42,3 +42,20 @@ async def test_the_start_says_when_the_ui_is_not_built(
         assert str(Path(app.__file__).parent) not in lines[0]  # no absolute server path
     # The endpoint is served either way.
     assert any(r.getMessage().startswith("MCP endpoint:") for r in caplog.records)
+
+
+def test_package_json_pyproject_and_the_package_name_the_same_extension_folder() -> None:
+    """npm builds into outputDir, the wheel ships it under the extension's name, Jupyter looks for that name."""
+    import tomllib
+
+    import jupyter_notebook_mcp
+
+    root = Path(app.__file__).parent.parent
+    package = json.loads((root / "package.json").read_text())
+    wheel = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]["wheel"]
+    assert package["name"] == app.LABEXTENSION
+    output = package["jupyterlab"]["outputDir"]
+    assert output == "jupyter_notebook_mcp/labextension"
+    assert wheel["shared-data"][output] == f"share/jupyter/labextensions/{app.LABEXTENSION}"
+    [paths] = jupyter_notebook_mcp._jupyter_labextension_paths()
+    assert paths == {"src": "labextension", "dest": app.LABEXTENSION}
