@@ -18,7 +18,7 @@ export default defineConfig([
       '**/__tests__',
       'ui-tests',
       'conformance',
-      'jupyter_notebook_mcp',
+      'jupyter_pair_mcp',
       'lib'
     ]
   },

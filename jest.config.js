@@ -24,7 +24,7 @@ module.exports = {
   ],
   coverageReporters: ['lcov', 'text'],
   modulePathIgnorePatterns: [
-    '<rootDir>/jupyter_notebook_mcp/',
+    '<rootDir>/jupyter_pair_mcp/',
     '<rootDir>/conformance/',
     '<rootDir>/lib/'
   ],

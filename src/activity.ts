@@ -89,7 +89,7 @@ export class ActivityPanel extends Widget {
       if (presence === this._presence) {
         this._error =
           error instanceof ApiError && error.status === 404 && !error.explained
-            ? 'This server keeps no agent activity (its jupyter-notebook-mcp is older than this panel).'
+            ? 'This server keeps no agent activity (its jupyter-pair-mcp is older than this panel).'
             : error instanceof Error
               ? error.message
               : String(error);

@@ -231,7 +231,7 @@ export class DocumentPresence implements IDisposable {
       // A server without the API (404) or a refusal: no stop buttons.
       agents = null;
       if (!(error instanceof ApiError)) {
-        console.warn('jupyter-notebook-mcp: agents of', this.path, error);
+        console.warn('jupyter-pair-mcp: agents of', this.path, error);
       }
     }
     if (serial === this._agentsSerial && !this._disposed) {

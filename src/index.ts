@@ -1,5 +1,5 @@
 /**
- * jupyter-notebook-mcp's JupyterLab and Notebook 7 extension: who is in a document (people and agents),
+ * jupyter-pair-mcp's JupyterLab and Notebook 7 extension: who is in a document (people and agents),
  * where the agents work and point, what they did, and a stop button.
  *
  * Only APIs both applications have are used: document widget extensions for the toolbars, the notebook
@@ -20,7 +20,7 @@ import { ActivityPanel } from './activity';
 import { DocumentPresence } from './document';
 
 /** Command that shows the activity panel. */
-export const ACTIVITY_COMMAND = 'jupyter-notebook-mcp:show-activity';
+export const ACTIVITY_COMMAND = 'jupyter-pair-mcp:show-activity';
 
 /** Adds the presence indicator to each document widget it is registered for. */
 class PresenceExtension implements DocumentRegistry.IWidgetExtension<
@@ -44,7 +44,7 @@ class PresenceExtension implements DocumentRegistry.IWidgetExtension<
 }
 
 const plugin: JupyterFrontEndPlugin<void> = {
-  id: 'jupyter-notebook-mcp:plugin',
+  id: 'jupyter-pair-mcp:plugin',
   description:
     'Shows the people and AI agents in a document, where the agents work, and what they did.',
   autoStart: true,
@@ -143,7 +143,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
         }
         syncCurrent();
       })
-      .catch(error => console.warn('jupyter-notebook-mcp:', error));
+      .catch(error => console.warn('jupyter-pair-mcp:', error));
   }
 };
 

@@ -9,19 +9,19 @@ from typing import Any
 
 import pytest
 
-from jupyter_notebook_mcp import app
+from jupyter_pair_mcp import app
 
-NOT_BUILT = "JupyterLab UI of jupyter-notebook-mcp is not built"
+NOT_BUILT = "JupyterLab UI of jupyter-pair-mcp is not built"
 
 
 def test_the_labextension_is_found_in_the_package_or_a_data_path(tmp_path: Path) -> None:
     package, data = tmp_path / "pkg", tmp_path / "share"
     assert not app.labextension_found(package, [str(data)])
     # A data path holding only install.json (a wheel built without Node) has no extension.
-    (data / "jupyter-notebook-mcp").mkdir(parents=True)
-    (data / "jupyter-notebook-mcp" / "install.json").write_text("{}")
+    (data / "jupyter-pair-mcp").mkdir(parents=True)
+    (data / "jupyter-pair-mcp" / "install.json").write_text("{}")
     assert not app.labextension_found(package, [str(data)])
-    (data / "jupyter-notebook-mcp" / "package.json").write_text(json.dumps({"name": "jupyter-notebook-mcp"}))
+    (data / "jupyter-pair-mcp" / "package.json").write_text(json.dumps({"name": "jupyter-pair-mcp"}))
     assert app.labextension_found(package, [str(data)])
     (package / "labextension").mkdir(parents=True)
     (package / "labextension" / "package.json").write_text("{}")
@@ -48,14 +48,14 @@ def test_package_json_pyproject_and_the_package_name_the_same_extension_folder()
     """npm builds into outputDir, the wheel ships it under the extension's name, Jupyter looks for that name."""
     import tomllib
 
-    import jupyter_notebook_mcp
+    import jupyter_pair_mcp
 
     root = Path(app.__file__).parent.parent
     package = json.loads((root / "package.json").read_text())
     wheel = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]["wheel"]
     assert package["name"] == app.LABEXTENSION
     output = package["jupyterlab"]["outputDir"]
-    assert output == "jupyter_notebook_mcp/labextension"
+    assert output == "jupyter_pair_mcp/labextension"
     assert wheel["shared-data"][output] == f"share/jupyter/labextensions/{app.LABEXTENSION}"
-    [paths] = jupyter_notebook_mcp._jupyter_labextension_paths()
+    [paths] = jupyter_pair_mcp._jupyter_labextension_paths()
     assert paths == {"src": "labextension", "dest": app.LABEXTENSION}
