@@ -13,3 +13,8 @@ def _jupyter_server_extension_points() -> list[dict[str, Any]]:
     from jupyter_pair_mcp.app import JupyterPairMCP
 
     return [{"module": "jupyter_pair_mcp", "app": JupyterPairMCP}]
+
+
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    """Where the built JupyterLab extension is (``jupyter labextension develop`` links it from here)."""
+    return [{"src": "labextension", "dest": "jupyter-pair-mcp"}]

@@ -12,9 +12,10 @@ import importlib
 import logging
 import os
 import secrets
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jupyter_core.paths import jupyter_data_dir
+from jupyter_core.paths import jupyter_data_dir, jupyter_path
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.utils import url_path_join
 from traitlets import Bool, Float, Int, List, TraitError, Unicode, validate
@@ -43,6 +44,18 @@ if TYPE_CHECKING:  # the MCP SDK is imported when the endpoint is built, not wit
     from jupyter_pair_mcp.protocol.endpoint import Endpoint
     from jupyter_pair_mcp.protocol.event_store import MemoryEventStore
     from jupyter_pair_mcp.protocol.sessions import ManagerRunner
+
+
+#: Name of the JupyterLab extension (package.json), the folder it is installed under.
+LABEXTENSION = "jupyter-pair-mcp"
+
+
+def labextension_found(package_dir: Path, data_paths: list[str]) -> bool:
+    """Whether the JupyterLab extension was built: in the package (a clone built by ``pip install -e``) or
+    installed in a Jupyter data path (a wheel). Without Node the build is skipped and neither holds."""
+    if (package_dir / "labextension" / "package.json").is_file():
+        return True
+    return any((Path(path) / LABEXTENSION / "package.json").is_file() for path in data_paths)
 
 
 #: Seconds the stop may spend writing open documents' unsaved changes (each write is shielded: a bound hit
@@ -373,6 +386,12 @@ class JupyterPairMCP(Limits, ExtensionApp):
             self.mcp_url,
             len(self.tool_names),
         )
+        if not labextension_found(Path(__file__).parent, jupyter_path("labextensions")):
+            self.log.info(
+                "JupyterLab UI of jupyter-pair-mcp is not built: the MCP endpoint works, but JupyterLab shows "
+                "no agent indicator or activity panel (Node.js 20+ is needed to build it from a clone: "
+                "install Node, then 'pip install -e .' again)"
+            )
 
     async def stop_extension(self) -> None:
         """Stop serving, then write every open document with changes not on disk yet, then close.

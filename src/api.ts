@@ -1,0 +1,102 @@
+/**
+ * Calls to the server's api/mcp REST handlers, through ServerConnection (which adds the token or cookie
+ * and the XSRF header Jupyter asks of a POST).
+ */
+import { URLExt } from '@jupyterlab/coreutils';
+import { ServerConnection } from '@jupyterlab/services';
+
+import { IActivity, IAgents, parseActivity, parseAgents } from './rest';
+
+/** A refused or failed call, with the server's message when it sent one. */
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    /** The server's own JSON message (false: no such handler, or not a JSON answer). */
+    readonly explained = false
+  ) {
+    super(message);
+  }
+}
+
+async function request(
+  endpoint: string,
+  init: RequestInit = {},
+  query: Record<string, string> = {}
+): Promise<unknown> {
+  const settings = ServerConnection.makeSettings();
+  const url =
+    URLExt.join(settings.baseUrl, 'api', 'mcp', endpoint) +
+    URLExt.objectToQueryString(query);
+  let response: Response;
+  try {
+    response = await ServerConnection.makeRequest(url, init, settings);
+  } catch (error) {
+    throw new ApiError(`the server could not be reached: ${error}`, 0);
+  }
+  let body: unknown = null;
+  try {
+    body = await response.json();
+  } catch {
+    body = null;
+  }
+  if (!response.ok) {
+    const explained =
+      body !== null &&
+      typeof (body as { message?: unknown }).message === 'string';
+    const message = explained
+      ? (body as { message: string }).message
+      : response.statusText || `HTTP ${response.status}`;
+    throw new ApiError(message, response.status, explained);
+  }
+  return body;
+}
+
+function post(
+  endpoint: string,
+  body: Record<string, unknown>
+): Promise<unknown> {
+  return request(endpoint, { method: 'POST', body: JSON.stringify(body) });
+}
+
+/** Activity entries of a document after `after` (all kept ones when null). */
+export async function fetchActivity(
+  path: string,
+  after: number | null
+): Promise<IActivity> {
+  const query: Record<string, string> = { path };
+  if (after !== null) {
+    query.after = String(after);
+  }
+  return parseActivity(await request('activity', {}, query));
+}
+
+/** The agents of a document and whether this person may stop them. */
+export async function fetchAgents(path: string): Promise<IAgents> {
+  return parseAgents(await request('agents', {}, { path }));
+}
+
+/** Stop (or allow again) an agent on a document. */
+export function setStopped(
+  key: string,
+  path: string,
+  stopped: boolean
+): Promise<unknown> {
+  return post(
+    `agents/${encodeURIComponent(key)}/${stopped ? 'stop' : 'allow'}`,
+    { path }
+  );
+}
+
+/** Undo an agent's last edit of a document. */
+export function undoAgent(path: string, agent: string): Promise<unknown> {
+  return post('undo', { path, agent, count: 1 });
+}
+
+/** Restore a document's version. */
+export function restoreVersion(
+  path: string,
+  version: string
+): Promise<unknown> {
+  return post('restore', { path, version });
+}
