@@ -1,22 +1,25 @@
 #!/usr/bin/env bash
 # Install everything the tests need from the project's own files, then run every check:
 # ruff (lint + format), mypy (strict), and pytest (unit, integration against real Jupyter servers,
-# and the official MCP conformance suite from npm). Fails when any of them fails.
+# the official MCP conformance suite from npm, and browser tests in Debian's headless Chromium, which is
+# installed from the system package manager when missing). Fails when any of them fails.
 # Each step announces itself (pip shows its own progress); the tests take about 8-10 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
 
-step "1/5 installing the package and its test extra (pip)"
+step "1/6 installing the package and its test extra (pip)"
 python -m pip install --disable-pip-version-check -e ".[test]"
-step "2/5 installing the MCP conformance suite (npm)"
+step "2/6 installing the MCP conformance suite (npm)"
 npm ci --prefix conformance --no-audit --no-fund --loglevel=error
+step "3/6 installing headless Chromium for the browser tests (apt, when missing)"
+bash scripts/install_browser.sh
 
-step "3/5 ruff (lint and format)"
+step "4/6 ruff (lint and format)"
 ruff check .
 ruff format --check .
-step "4/5 mypy (strict)"
+step "5/6 mypy (strict)"
 mypy
-step "5/5 pytest (about 8-10 minutes on 2 cores)"
+step "6/6 pytest (about 8-10 minutes on 2 cores)"
 python -m pytest "$@"

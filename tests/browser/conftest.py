@@ -1,0 +1,205 @@
+"""Fixtures for the browser tests: a real JupyterLab (and Notebook 7) page watching an agent's edits.
+
+The server is the suite's usual one (tests/conftest.py: pytest-jupyter's ServerApp on the test's event loop,
+token on), with JupyterLab's and Notebook 7's server extensions loaded next to ours, so the page, the
+collaboration rooms and the MCP endpoint share one server, as under ``jupyter lab``, and the loop monitor
+watches all of it. pytest-jupyter points Jupyter's data paths at empty temporary directories; JupyterLab's
+application directory and the installed prebuilt extensions (jupyter-collaboration's frontend among them)
+are taken from the environment as ``jupyter lab`` would find them.
+
+The browser is Debian's ``chromium-headless-shell`` (scripts/install_browser.sh installs it), driven by
+Playwright's async API on the same loop; Playwright never downloads a browser here. Without the browser
+or Playwright the tests skip, saying why; with ``REQUIRE_BROWSER=1`` (CI) they fail instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+import pytest
+from jupyter_core.paths import jupyter_path
+from jupyterlab.commands import get_app_dir
+from traitlets.config import Config
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, Locator, Page
+
+# Where `jupyter lab` finds its assets, read before pytest-jupyter patches Jupyter's paths (at import time).
+LAB_APP_DIR = get_app_dir()
+LABEXTENSIONS = jupyter_path("labextensions")
+
+# Debian's package puts the binary here (/usr/bin/chromium-headless-shell is a wrapper script that does not
+# exec, so ending it would leave the browser running).
+CHROMIUM_CANDIDATES = (
+    "/usr/lib/chromium/chromium-headless-shell",
+    "/usr/lib/chromium/headless_shell",
+    "/usr/bin/chromium-headless-shell",
+)
+# A closed network: no update checks, sync, QUIC or other background traffic; no GPU, no sandbox (root).
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+INSTALL_HINT = "run 'bash scripts/install_browser.sh' (Debian's chromium-headless-shell, as root)"
+
+# Bounds, in milliseconds (Playwright's unit). Generous: a loaded 2-core machine takes seconds to load
+# JupyterLab's bundles and start a kernel; every wait ends as soon as its condition holds.
+PAGE_LOAD = 90_000
+SEEN = 20_000
+
+
+def chromium_executable() -> str | None:
+    """The headless Chromium to drive: ``CHROMIUM_HEADLESS_SHELL`` if set, else Debian's package."""
+    configured = os.environ.get("CHROMIUM_HEADLESS_SHELL")
+    if configured:
+        return configured if os.access(configured, os.X_OK) else None
+    for candidate in CHROMIUM_CANDIDATES:
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return shutil.which("chromium-headless-shell")
+
+
+def unavailable(reason: str) -> None:
+    """Skip, or fail when the run requires the browser tests (``REQUIRE_BROWSER=1``, set by .ci/run)."""
+    if os.environ.get("REQUIRE_BROWSER"):
+        pytest.fail(f"browser tests required (REQUIRE_BROWSER=1): {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def chromium() -> str:
+    try:
+        import playwright.async_api  # noqa: F401
+    except ImportError:
+        unavailable("Playwright is not installed: pip install -e '.[test]'")
+    path = chromium_executable()
+    if path is None:
+        unavailable(f"headless Chromium not found: {INSTALL_HINT}")
+    assert path is not None
+    return path
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config: Config, tmp_path: Path) -> Config:
+    """The suite's server, plus JupyterLab and Notebook 7 as `jupyter lab` loads them."""
+    config = Config(jp_server_config)
+    config.ServerApp.jpserver_extensions = {
+        **config.ServerApp.jpserver_extensions,
+        "jupyterlab": True,
+        "notebook": True,
+    }
+    frontend = {
+        "extra_labextensions_path": LABEXTENSIONS,
+        # Tests read the application's models (window.jupyterapp); nothing a person sees changes.
+        "expose_app_in_browser": True,
+    }
+    config.LabApp = Config(
+        {
+            **frontend,
+            "app_dir": LAB_APP_DIR,
+            # No traffic leaves the machine: no news feed, no update check, no extension catalogue.
+            "news_url": None,
+            "check_for_updates_class": "jupyterlab.handlers.announcements.NeverCheckForUpdate",
+            "extension_manager": "readonly",
+        }
+    )
+    config.JupyterNotebookApp = Config(frontend)
+    return config
+
+
+@pytest.fixture
+def browser(chromium: str, jp_asyncio_loop: asyncio.AbstractEventLoop, tmp_path: Path) -> Iterator[Browser]:
+    """A headless Chromium with a fresh profile, driven on the test's loop; closed after the test."""
+    from playwright.async_api import async_playwright
+
+    async def start() -> tuple[Any, Browser]:
+        driver = await async_playwright().start()
+        try:
+            launched = await driver.chromium.launch(
+                executable_path=chromium, headless=True, args=CHROMIUM_FLAGS, timeout=60_000
+            )
+        except BaseException:
+            await driver.stop()
+            raise
+        return driver, launched
+
+    driver, launched = jp_asyncio_loop.run_until_complete(asyncio.wait_for(start(), 90))
+
+    async def stop() -> None:
+        try:
+            await launched.close()
+        finally:
+            await driver.stop()
+
+    yield launched
+    jp_asyncio_loop.run_until_complete(asyncio.wait_for(stop(), 30))
+
+
+def first_source(root: Path, path: str) -> str:
+    """The first cell's source as the test wrote the file (before any room has it: nothing writes it yet)."""
+    cells = json.loads((root / path).read_text())["cells"]
+    source = cells[0]["source"]
+    return source if isinstance(source, str) else "".join(source)
+
+
+def cells(page: Page) -> Locator:
+    """The notebook's cells, in order (JupyterLab and Notebook 7 render the same widgets)."""
+    return page.locator(".jp-Notebook .jp-Cell")
+
+
+def source_lines(page: Page, index: int) -> Locator:
+    """The lines of the cell's editor (CodeMirror renders one ``.cm-line`` per line of source): assert
+    ``to_have_text([...lines])`` to compare the whole source exactly."""
+    return cells(page).nth(index).locator(".cm-content .cm-line")
+
+
+OpenPage = Callable[..., Awaitable["Page"]]
+
+
+def _page_opener(
+    browser: Browser, server_root: str, jp_base_url: str, token: str, jp_root_dir: Path, route: str
+) -> OpenPage:
+    async def open_page(path: str, first_cell: str | None = None) -> Page:
+        """Open ``path`` and wait until the notebook shows ``first_cell`` (default: the file's first cell) in
+        the first cell's editor: the page has joined the document's room and synced with it."""
+        from playwright.async_api import expect
+
+        expected = first_source(jp_root_dir, path) if first_cell is None else first_cell
+        page = await browser.new_page()
+        page.set_default_timeout(SEEN)
+        # Under load jupyter-collaboration asks after 5 s whether to keep waiting for the document; the
+        # handler answers whenever that dialog covers the page before an action or an assertion.
+        await page.add_locator_handler(
+            page.get_by_role("button", name="Continue waiting"), lambda button: button.click()
+        )
+        url = f"{server_root}{jp_base_url}{route}/{quote(path)}?token={quote(token)}"
+        await page.goto(url, timeout=PAGE_LOAD)
+        await expect(source_lines(page, 0)).to_have_text(expected.split("\n"), timeout=PAGE_LOAD)
+        return page
+
+    return open_page
+
+
+@pytest.fixture
+def lab_page(browser: Browser, server_root: str, jp_base_url: str, token: str, jp_root_dir: Path) -> OpenPage:
+    """``page = await lab_page(path)``: the notebook open in JupyterLab (``/lab/tree/<path>``), synced."""
+    return _page_opener(browser, server_root, jp_base_url, token, jp_root_dir, "lab/tree")
+
+
+@pytest.fixture
+def notebook7_page(browser: Browser, server_root: str, jp_base_url: str, token: str, jp_root_dir: Path) -> OpenPage:
+    """``page = await notebook7_page(path)``: the notebook open in Notebook 7 (``/notebooks/<path>``), synced."""
+    return _page_opener(browser, server_root, jp_base_url, token, jp_root_dir, "notebooks")
