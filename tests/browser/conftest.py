@@ -120,9 +120,26 @@ def jp_server_config(jp_server_config: Config, tmp_path: Path) -> Config:
     return config
 
 
+KEEP_PAGES = pytest.StashKey[Callable[[], str]]()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
+    """When a browser test fails, keep what its pages showed, and say where in the failure's report."""
+    report: pytest.TestReport = yield
+    keep = item.stash.get(KEEP_PAGES, None)
+    if report.failed and report.when == "call" and keep is not None:
+        report.sections.append(("browser", keep()))
+    return report
+
+
 @pytest.fixture
-def browser(chromium: str, jp_asyncio_loop: asyncio.AbstractEventLoop, tmp_path: Path) -> Iterator[Browser]:
-    """A headless Chromium with a fresh profile, driven on the test's loop; closed after the test."""
+def browser(
+    chromium: str, jp_asyncio_loop: asyncio.AbstractEventLoop, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Browser]:
+    """A headless Chromium with a fresh profile, driven on the test's loop; closed after the test. When the
+    test fails, each page's screenshot and console messages go to the test's ``tmp_path`` (the failure's
+    report says where)."""
     from playwright.async_api import async_playwright
 
     async def start() -> tuple[Any, Browser]:
@@ -138,14 +155,29 @@ def browser(chromium: str, jp_asyncio_loop: asyncio.AbstractEventLoop, tmp_path:
 
     driver, launched = jp_asyncio_loop.run_until_complete(asyncio.wait_for(start(), 90))
 
+    async def keep_pages() -> None:
+        pages = [page for context in launched.contexts for page in context.pages]
+        for number, page in enumerate(pages):
+            (tmp_path / f"page-{number}-console.txt").write_text("\n".join(getattr(page, "_mcp_console", [])))
+            await page.screenshot(path=tmp_path / f"page-{number}.png", timeout=10_000)
+
+    def keep() -> str:
+        """Run between the test and its teardown, while the loop is idle."""
+        try:
+            jp_asyncio_loop.run_until_complete(asyncio.wait_for(keep_pages(), 30))
+        except Exception as error:
+            return f"could not keep the pages ({error!r}); some may be in {tmp_path}"
+        return f"screenshots and console messages of the pages: {tmp_path}/page-*"
+
     async def stop() -> None:
         try:
             await launched.close()
         finally:
             await driver.stop()
 
+    request.node.stash[KEEP_PAGES] = keep
     yield launched
-    jp_asyncio_loop.run_until_complete(asyncio.wait_for(stop(), 30))
+    jp_asyncio_loop.run_until_complete(asyncio.wait_for(stop(), 60))
 
 
 def first_source(root: Path, path: str) -> str:
@@ -179,6 +211,10 @@ def _page_opener(
 
         expected = first_source(jp_root_dir, path) if first_cell is None else first_cell
         page = await browser.new_page()
+        console: list[str] = []
+        page._mcp_console = console  # type: ignore[attr-defined]  # kept if the test fails (see browser)
+        page.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
+        page.on("pageerror", lambda error: console.append(f"page error: {error}"))
         page.set_default_timeout(SEEN)
         # Under load jupyter-collaboration asks after 5 s whether to keep waiting for the document; the
         # handler answers whenever that dialog covers the page before an action or an assertion.
