@@ -15,9 +15,9 @@ or Playwright the tests skip, saying why; with ``REQUIRE_BROWSER=1`` (CI) they f
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import os
-import shutil
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,48 +28,25 @@ from jupyter_core.paths import jupyter_path
 from jupyterlab.commands import get_app_dir
 from traitlets.config import Config
 
+import jupyter_notebook_mcp
+
+from .chromium import FLAGS, INSTALL_HINT, executable
+
 if TYPE_CHECKING:
     from playwright.async_api import Browser, Locator, Page
 
 # Where `jupyter lab` finds its assets, read before pytest-jupyter patches Jupyter's paths (at import time).
 LAB_APP_DIR = get_app_dir()
 LABEXTENSIONS = jupyter_path("labextensions")
-
-# Debian's package puts the binary here (/usr/bin/chromium-headless-shell is a wrapper script that does not
-# exec, so ending it would leave the browser running).
-CHROMIUM_CANDIDATES = (
-    "/usr/lib/chromium/chromium-headless-shell",
-    "/usr/lib/chromium/headless_shell",
-    "/usr/bin/chromium-headless-shell",
-)
-# A closed network: no update checks, sync, QUIC or other background traffic; no GPU, no sandbox (root).
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-INSTALL_HINT = "run 'bash scripts/install_browser.sh' (Debian's chromium-headless-shell, as root)"
+NOTEBOOK_7 = importlib.util.find_spec("notebook") is not None
+# The companion JupyterLab extension's build, when there is one: the page gets this one (the code under test),
+# ahead of any copy installed in the environment.
+LABEXTENSION = Path(jupyter_notebook_mcp.__file__).parent / "labextension"
 
 # Bounds, in milliseconds (Playwright's unit). Generous: a loaded 2-core machine takes seconds to load
 # JupyterLab's bundles and start a kernel; every wait ends as soon as its condition holds.
 PAGE_LOAD = 90_000
 SEEN = 20_000
-
-
-def chromium_executable() -> str | None:
-    """The headless Chromium to drive: ``CHROMIUM_HEADLESS_SHELL`` if set, else Debian's package."""
-    configured = os.environ.get("CHROMIUM_HEADLESS_SHELL")
-    if configured:
-        return configured if os.access(configured, os.X_OK) else None
-    for candidate in CHROMIUM_CANDIDATES:
-        if os.access(candidate, os.X_OK):
-            return candidate
-    return shutil.which("chromium-headless-shell")
 
 
 def unavailable(reason: str) -> None:
@@ -85,9 +62,9 @@ def chromium() -> str:
         import playwright.async_api  # noqa: F401
     except ImportError:
         unavailable("Playwright is not installed: pip install -e '.[test]'")
-    path = chromium_executable()
+    path = executable()
     if path is None:
-        unavailable(f"headless Chromium not found: {INSTALL_HINT}")
+        unavailable(f"headless Chromium not found: {INSTALL_HINT} or set CHROMIUM_HEADLESS_SHELL")
     assert path is not None
     return path
 
@@ -96,13 +73,21 @@ def chromium() -> str:
 def jp_server_config(jp_server_config: Config, tmp_path: Path) -> Config:
     """The suite's server, plus JupyterLab and Notebook 7 as `jupyter lab` loads them."""
     config = Config(jp_server_config)
+    labextensions = list(LABEXTENSIONS)
+    if (LABEXTENSION / "package.json").is_file():
+        # JupyterLab finds an extension as <directory>/<its package name>/package.json.
+        name = json.loads((LABEXTENSION / "package.json").read_text())["name"]
+        ours = tmp_path / "labextensions"
+        (ours / name).parent.mkdir(parents=True, exist_ok=True)
+        (ours / name).symlink_to(LABEXTENSION, target_is_directory=True)
+        labextensions.insert(0, str(ours))
     config.ServerApp.jpserver_extensions = {
         **config.ServerApp.jpserver_extensions,
         "jupyterlab": True,
-        "notebook": True,
+        "notebook": NOTEBOOK_7,
     }
     frontend = {
-        "extra_labextensions_path": LABEXTENSIONS,
+        "extra_labextensions_path": labextensions,
         # Tests read the application's models (window.jupyterapp); nothing a person sees changes.
         "expose_app_in_browser": True,
     }
@@ -145,9 +130,7 @@ def browser(
     async def start() -> tuple[Any, Browser]:
         driver = await async_playwright().start()
         try:
-            launched = await driver.chromium.launch(
-                executable_path=chromium, headless=True, args=CHROMIUM_FLAGS, timeout=60_000
-            )
+            launched = await driver.chromium.launch(executable_path=chromium, headless=True, args=FLAGS, timeout=60_000)
         except BaseException:
             await driver.stop()
             raise
@@ -238,4 +221,6 @@ def lab_page(browser: Browser, server_root: str, jp_base_url: str, token: str, j
 @pytest.fixture
 def notebook7_page(browser: Browser, server_root: str, jp_base_url: str, token: str, jp_root_dir: Path) -> OpenPage:
     """``page = await notebook7_page(path)``: the notebook open in Notebook 7 (``/notebooks/<path>``), synced."""
+    if not NOTEBOOK_7:
+        unavailable("Notebook 7 is not installed: pip install -e '.[test]'")
     return _page_opener(browser, server_root, jp_base_url, token, jp_root_dir, "notebooks")
