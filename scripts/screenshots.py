@@ -66,11 +66,19 @@ def write_notebook(path: Path) -> None:
     )
 
 
+def write_settings(directory: Path) -> None:
+    """A person who already answered JupyterLab's "get notified about Jupyter news?" toast (with no)."""
+    target = directory / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    target.parent.mkdir(parents=True)
+    target.write_text(json.dumps({"fetchNews": "false"}))
+
+
 @contextlib.contextmanager
 def jupyter_lab(home: Path, port: int, token: str) -> Any:
     """``jupyter lab`` in its own directories; ended (SIGTERM, then SIGKILL) on leaving."""
     root = home / "root"
     root.mkdir()
+    write_settings(home / "settings")
     write_notebook(root / NOTEBOOK)
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(home / "config"), "JUPYTER_RUNTIME_DIR": str(home / "runtime")}
     command = [
@@ -90,6 +98,9 @@ def jupyter_lab(home: Path, port: int, token: str) -> Any:
         "--LabApp.news_url=",
         "--LabApp.check_for_updates_class=jupyterlab.handlers.announcements.NeverCheckForUpdate",
         "--LabApp.extension_manager=readonly",
+        # window.jupyterapp: the script waits for the kernel through it; nothing a person sees changes.
+        "--LabApp.expose_app_in_browser=True",
+        "--JupyterNotebookApp.expose_app_in_browser=True",
     ]
     with (home / "server.log").open("w") as server_log:
         process = subprocess.Popen(command, cwd=home, env=env, stdout=server_log, stderr=subprocess.STDOUT)
@@ -180,6 +191,7 @@ async def run(out: Path) -> None:
         async with async_playwright() as driver, agent(base, token) as client:
             browser = await driver.chromium.launch(executable_path=executable, args=chromium.FLAGS)
             lab = await open_notebook(browser, f"{base}lab/tree/{quote(NOTEBOOK)}?token={token}", "Monthly sales")
+            await call(client, "batch_execute_notebook_cells", path=NOTEBOOK)
             await call(
                 client,
                 "batch_insert_notebook_cells",
@@ -194,7 +206,8 @@ async def run(out: Path) -> None:
                 exec=False,
                 updates=[{"cell_id": "cell-1", "content": "sales = [120, 135, 128, 160, 171, 158, 149]"}],
             )
-            await expect(lab.locator(".jp-OutputArea-output").first).to_contain_text("best month: 171", timeout=WAIT)
+            inserted = lab.locator(".jp-Cell").nth(3)
+            await expect(inserted.locator(".jp-OutputArea-output")).to_contain_text("best month: 171", timeout=WAIT)
             await expect(lab.locator(".jp-Cell").nth(1)).to_contain_text("158, 149]", timeout=WAIT)
             await show_flag(lab)
             await shoot(lab, out / "lab-agent-edit.png")

@@ -69,6 +69,15 @@ def chromium() -> str:
     return path
 
 
+def user_settings(directory: Path) -> Path:
+    """JupyterLab settings of a person who answered the "get notified about Jupyter news?" toast: it would
+    otherwise cover the bottom right corner of every page."""
+    target = directory / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps({"fetchNews": "false"}))
+    return directory
+
+
 @pytest.fixture
 def jp_server_config(jp_server_config: Config, tmp_path: Path) -> Config:
     """The suite's server, plus JupyterLab and Notebook 7 as `jupyter lab` loads them."""
@@ -99,6 +108,7 @@ def jp_server_config(jp_server_config: Config, tmp_path: Path) -> Config:
             "news_url": None,
             "check_for_updates_class": "jupyterlab.handlers.announcements.NeverCheckForUpdate",
             "extension_manager": "readonly",
+            "user_settings_dir": str(user_settings(tmp_path / "user-settings")),
         }
     )
     config.JupyterNotebookApp = Config(frontend)
