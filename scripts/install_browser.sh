@@ -3,7 +3,8 @@
 # tests (tests/browser/). It comes from the system package manager, never as a browser download. Runs
 # apt-get as root, or through a sudo that asks for no password; refreshes the package lists only when the
 # package is not in them yet. Never fails the caller: when the browser cannot be installed it says why, and
-# the browser tests then skip with that reason (or fail, when REQUIRE_BROWSER=1, as in CI).
+# the browser tests then skip with that reason (or fail, when REQUIRE_BROWSER=1, as in CI). A browser named
+# by CHROMIUM_HEADLESS_SHELL (tests/browser/chromium.py) counts as installed.
 set -uo pipefail
 
 PACKAGE=chromium-headless-shell
@@ -11,7 +12,7 @@ CANDIDATES=(/usr/lib/chromium/chromium-headless-shell /usr/lib/chromium/headless
 
 found() {
   local path
-  for path in "${CANDIDATES[@]}"; do
+  for path in ${CHROMIUM_HEADLESS_SHELL:+"$CHROMIUM_HEADLESS_SHELL"} "${CANDIDATES[@]}"; do
     if [ -x "$path" ]; then
       echo "headless Chromium: $path"
       return 0
@@ -38,10 +39,16 @@ else
 fi
 
 export DEBIAN_FRONTEND=noninteractive
-# The package lists are refreshed only when they do not know the package yet (a fresh machine's or image's).
+install() { "${as_root[@]}" apt-get install -y -qq --no-install-recommends "$PACKAGE"; }
+refresh() { "${as_root[@]}" apt-get update -qq || echo "apt-get update failed"; }
+# The package lists are refreshed only when needed: they do not know the package yet (a fresh machine's or
+# image's), or they are old enough that the version they name is gone from the archive.
 if ! apt-cache show "$PACKAGE" >/dev/null 2>&1; then
-  "${as_root[@]}" apt-get update -qq || echo "apt-get update failed"
+  refresh
+  install || echo "apt-get install $PACKAGE failed"
+elif ! install; then
+  refresh
+  install || echo "apt-get install $PACKAGE failed"
 fi
-"${as_root[@]}" apt-get install -y -qq --no-install-recommends "$PACKAGE" || echo "apt-get install $PACKAGE failed"
 found || echo "headless Chromium could not be installed; the browser tests skip without it"
 exit 0

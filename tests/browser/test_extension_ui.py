@@ -17,10 +17,7 @@ from mcp.types import Implementation
 from ..conftest import call_tool, tool_error
 from .conftest import LABEXTENSION, SEEN, OpenPage, cells, source_lines
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not LABEXTENSION.is_dir(), reason="needs the JupyterLab extension build"),
-]
+pytestmark = pytest.mark.skipif(not LABEXTENSION.is_dir(), reason="needs the JupyterLab extension build")
 
 AGENT = Implementation(name="PanelAgent", version="1")
 

@@ -10,13 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import pytest
 from mcp.types import Implementation
 
 from ..conftest import call_tool
 from .conftest import SEEN, OpenPage, cells, source_lines
-
-pytestmark = pytest.mark.browser
 
 AGENT = Implementation(name="BrowserAgent", version="1")
 FLAG = "BrowserAgent (AI agent)"  # the agent's display_name in the room's awareness (docs/awareness.md)
