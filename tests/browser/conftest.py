@@ -33,7 +33,7 @@ import jupyter_notebook_mcp
 from .chromium import FLAGS, INSTALL_HINT, executable
 
 if TYPE_CHECKING:
-    from playwright.async_api import Browser, Locator, Page
+    from playwright.async_api import Browser, Locator, Page, Response
 
 # Where `jupyter lab` finds its assets, read before pytest-jupyter patches Jupyter's paths (at import time).
 LAB_APP_DIR = get_app_dir()
@@ -97,18 +97,26 @@ def user_settings(directory: Path) -> Path:
     return directory
 
 
-@pytest.fixture
-def jp_server_config(jp_server_config: Config, tmp_path: Path) -> Config:
-    """The suite's server, plus JupyterLab and Notebook 7 as `jupyter lab` loads them."""
-    config = Config(jp_server_config)
-    labextensions = list(LABEXTENSIONS)
+@pytest.fixture(scope="session")
+def labextensions(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """Where the page's prebuilt extensions come from: the environment's, after this package's own build if
+    there is one. One directory for the whole session: Jupyter's static file handler caches each file's
+    location for the process, so a file served from a per-test directory would be refused in the next test."""
+    found = list(LABEXTENSIONS)
     if (LABEXTENSION / "package.json").is_file():
         # JupyterLab finds an extension as <directory>/<its package name>/package.json.
         name = json.loads((LABEXTENSION / "package.json").read_text())["name"]
-        ours = tmp_path / "labextensions"
+        ours = tmp_path_factory.mktemp("labextensions")
         (ours / name).parent.mkdir(parents=True, exist_ok=True)
         (ours / name).symlink_to(LABEXTENSION, target_is_directory=True)
-        labextensions.insert(0, str(ours))
+        found.insert(0, str(ours))
+    return found
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config: Config, tmp_path: Path, labextensions: list[str]) -> Config:
+    """The suite's server, plus JupyterLab and Notebook 7 as `jupyter lab` loads them."""
+    config = Config(jp_server_config)
     config.ServerApp.jpserver_extensions = {
         **config.ServerApp.jpserver_extensions,
         "jupyterlab": True,
@@ -227,6 +235,13 @@ def _page_opener(
         page._mcp_console = console  # type: ignore[attr-defined]  # kept if the test fails (see browser)
         page.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
         page.on("pageerror", lambda error: console.append(f"page error: {error}"))
+
+        def failed(response: Response) -> None:
+            if response.status >= 400:
+                where = response.url.replace(token, "<token>")
+                console.append(f"HTTP {response.status}: {response.request.method} {where}")
+
+        page.on("response", failed)
         page.set_default_timeout(SEEN)
         # Under load jupyter-collaboration asks after 5 s whether to keep waiting for the document; the
         # handler answers whenever that dialog covers the page before an action or an assertion.

@@ -8,6 +8,7 @@ that build to the page (tests/browser/conftest.py).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -48,9 +49,8 @@ async def test_the_agent_is_in_the_collaborators_panel_and_the_toolbar_indicator
         entry = page.locator(f".jp-mcp-indicator [data-mcp-agent-key='{key}']").first
         await expect(entry).to_be_visible(timeout=SEEN)
         # Full name and client on hover, for assistive technology too.
-        await expect(entry.locator(".jp-mcp-avatar")).to_have_attribute(
-            "aria-label", "PanelAgent (AI agent)", timeout=SEEN
-        )
+        label = re.compile(r"^PanelAgent \(AI agent\).*client: PanelAgent")
+        await expect(entry.locator(".jp-mcp-avatar")).to_have_attribute("aria-label", label, timeout=SEEN)
         await page.evaluate("window.jupyterapp.shell.activateById('jp-collaboration-panel')")
         collaborator = page.locator(".jp-CollaboratorsPanel .jp-Collaborator", has_text="PanelAgent (AI agent)")
         await expect(collaborator).to_have_count(1, timeout=SEEN)
