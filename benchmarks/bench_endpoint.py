@@ -14,7 +14,7 @@ also a subprocess). Measures, with the SDK client after a warm-up:
 - the floor: the cheap call against an MCP ``ping`` on the same session (SDK and raw HTTP), and against the
   native twin (targets: <= 1.6x ping, <= 1.3x native);
 - tools/list size: bytes of the result as sent (compact JSON) and estimated tokens (bytes / 4), by
-  default and with ``--JupyterNotebookMCP.output_schemas=True``;
+  default and with ``--JupyterPairMCP.output_schemas=True``;
 - first call of a fresh client: a new Python process imports the SDK, connects and calls one tool
   (list_notebooks, get_notebook, document_exists) once; the time from connect-complete to the result,
   median of N processes, by default and with output schemas listed (the SDK client then builds a
@@ -52,12 +52,12 @@ from benchmarks.jupyter_process import JupyterProcess, RawSession, free_port, rs
 
 MODES = ("legacy", "2026-07-28")
 ERA = {"legacy": "legacy 2025-11-25", "2026-07-28": "modern 2026-07-28"}
-JUPYTER_ARGS = ("--ServerApp.base_url=/", "--JupyterNotebookMCP.enable_test_fixtures=False")
+JUPYTER_ARGS = ("--ServerApp.base_url=/", "--JupyterPairMCP.enable_test_fixtures=False")
 # traitlets' command line takes Dict traits as key=value (a JSON object is read as a list and refused).
-DISABLED_ARGS = ("--ServerApp.base_url=/", "--ServerApp.jpserver_extensions=jupyter_notebook_mcp=False")
+DISABLED_ARGS = ("--ServerApp.base_url=/", "--ServerApp.jpserver_extensions=jupyter_pair_mcp=False")
 CHEAP = ("document_exists", {"path": "notes.md"})
 INITIALIZE = "sdk legacy 2025-11-25 | initialize"
-OUTPUT_SCHEMAS_ARGS = ("--JupyterNotebookMCP.output_schemas=True",)
+OUTPUT_SCHEMAS_ARGS = ("--JupyterPairMCP.output_schemas=True",)
 FIRST_CALLS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("list_notebooks", {}),
     ("get_notebook", {"path": "analysis.ipynb"}),

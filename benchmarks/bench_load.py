@@ -27,7 +27,7 @@ async def main() -> int:
     parser.add_argument("--notebooks", type=int, default=4)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    with JupyterProcess("--JupyterNotebookMCP.room_idle_timeout=3600") as server:
+    with JupyterProcess("--JupyterPairMCP.room_idle_timeout=3600") as server:
         paths = write_notebooks(server.root, args.sessions, args.notebooks)
         warm = await run_load(
             server.url, server.token, paths, sessions=args.notebooks, rounds=1, run_every=1, poll=False

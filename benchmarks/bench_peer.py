@@ -63,7 +63,7 @@ from benchmarks.jupyter_process import JupyterProcess, RawSession  # noqa: E402
 PEER_REQUIREMENT = "jupyter-mcp-server==2.2.4"
 PEER_VERSION = "2.2.4"
 PEER_APP = "JupyterMCPServerExtensionApp"
-OURS_ARGS = ("--ServerApp.base_url=/", "--JupyterNotebookMCP.enable_test_fixtures=False")
+OURS_ARGS = ("--ServerApp.base_url=/", "--JupyterPairMCP.enable_test_fixtures=False")
 PEER_ARGS = ("--ServerApp.base_url=/",)
 PEER_FASTEST = (f"--{PEER_APP}.allowed_jupyter_mcp_tools=",)
 PEER_BY_SETTINGS = "peer allowed tools empty"  # the configuration above: its fastest by its own settings
@@ -350,7 +350,7 @@ def configs(tool_group: str) -> dict[str, tuple[str, list[str], dict[str, Any] |
     """Label -> (server kind, command-line arguments, jupyter_server_config.json or None)."""
     return {
         "ours default": ("ours", [*OURS_ARGS], None),
-        f"ours {tool_group} only": ("ours", [*OURS_ARGS, f"--JupyterNotebookMCP.tool_groups={tool_group}"], None),
+        f"ours {tool_group} only": ("ours", [*OURS_ARGS, f"--JupyterPairMCP.tool_groups={tool_group}"], None),
         "peer default": ("peer", [*PEER_ARGS], None),
         "peer allowed tools empty": ("peer", [*PEER_ARGS, *PEER_FASTEST], None),
         "peer allowed empty, quiet": ("peer", [*PEER_ARGS, *PEER_FASTEST], PEER_QUIET),
@@ -359,7 +359,7 @@ def configs(tool_group: str) -> dict[str, tuple[str, list[str], dict[str, Any] |
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     python, versions = ensure_peer_venv(args.peer_venv, args.install_timeout)
-    from jupyter_notebook_mcp import __version__
+    from jupyter_pair_mcp import __version__
 
     timeout = args.startup_timeout
     specs: dict[str, tuple[JupyterProcess, str]] = {}

@@ -2,7 +2,7 @@
 
 python benchmarks/bench_replace.py [--matches 20000,40000,650000] [--old] [--json out.json]
 
-A replace is planned in a worker thread (rooms/replace.py: CPU there does not hold the loop) and applied on
+A replace is planned in a worker thread (adapters/rooms/replace.py: CPU there does not hold the loop) and applied on
 the loop (``apply_hunks``: at most ``ops_budget`` Y text operations); a merge with ``base_revision`` runs
 ``diff`` + ``rebase`` + ``apply_hunks`` on the loop. Figures are CPU seconds of the thread doing the work.
 ``--old`` also times the former replace, one delete and one insert per match, last first, in one
@@ -24,8 +24,8 @@ sys.path.insert(0, str(ROOT))
 
 from pycrdt import Doc, Text  # noqa: E402
 
-from jupyter_notebook_mcp.rooms.merge import apply_hunks, diff, ops_budget, rebase  # noqa: E402
-from jupyter_notebook_mcp.rooms.replace import plan_text  # noqa: E402
+from jupyter_pair_mcp.adapters.rooms.merge import apply_hunks, diff, ops_budget, rebase  # noqa: E402
+from jupyter_pair_mcp.adapters.rooms.replace import plan_text  # noqa: E402
 
 
 def fresh(source: str) -> tuple[Doc, Text]:

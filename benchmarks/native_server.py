@@ -15,14 +15,14 @@ from typing import Any
 import uvicorn
 from jupyter_server.services.contents.filemanager import AsyncFileContentsManager
 
-from jupyter_notebook_mcp.contents import ContentsAdapter
-from jupyter_notebook_mcp.event_store import MemoryEventStore
-from jupyter_notebook_mcp.execution import ExecutionService
-from jupyter_notebook_mcp.kernels import KernelsAdapter
-from jupyter_notebook_mcp.request_state import STATE_HANDLER, STATE_USER
-from jupyter_notebook_mcp.rooms import RoomsAdapter
-from jupyter_notebook_mcp.server import build_server, build_session_manager
-from jupyter_notebook_mcp.tools.registry import GROUPS, Backends
+from jupyter_pair_mcp.adapters.contents.adapter import ContentsAdapter
+from jupyter_pair_mcp.adapters.kernels.adapter import KernelsAdapter
+from jupyter_pair_mcp.adapters.rooms import RoomsAdapter
+from jupyter_pair_mcp.protocol.event_store import MemoryEventStore
+from jupyter_pair_mcp.protocol.server import build_server, build_session_manager
+from jupyter_pair_mcp.request_state import STATE_HANDLER, STATE_USER
+from jupyter_pair_mcp.services.execution import ExecutionService
+from jupyter_pair_mcp.tools.registry import GROUPS, Backends
 
 
 class _AllowAll:

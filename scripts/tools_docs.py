@@ -12,12 +12,12 @@ from typing import Any
 
 from generated import write_or_check
 
-from jupyter_notebook_mcp.contents import ContentsAdapter
-from jupyter_notebook_mcp.execution import ExecutionService
-from jupyter_notebook_mcp.kernels import KernelsAdapter
-from jupyter_notebook_mcp.rooms import RoomsAdapter
-from jupyter_notebook_mcp.server import build_server, tool_specs
-from jupyter_notebook_mcp.tools.registry import GROUPS, Backends
+from jupyter_pair_mcp.adapters.contents.adapter import ContentsAdapter
+from jupyter_pair_mcp.adapters.kernels.adapter import KernelsAdapter
+from jupyter_pair_mcp.adapters.rooms import RoomsAdapter
+from jupyter_pair_mcp.protocol.server import build_server, tool_specs
+from jupyter_pair_mcp.services.execution import ExecutionService
+from jupyter_pair_mcp.tools.registry import GROUPS, Backends
 
 TARGET = Path(__file__).resolve().parents[1] / "docs" / "tools.md"
 
@@ -26,7 +26,7 @@ HEADER = """# Tools
 Generated from the server's live tool list (`python scripts/tools_docs.py`; a test fails when this page
 and the code disagree). Every tool returns structured content (the result fields below), plus the same
 JSON as text for clients that only read text. `tools/list` carries no output schemas unless an admin
-turns them on (`JupyterNotebookMCP.output_schemas`): SDK clients validate results against them and build
+turns them on (`JupyterPairMCP.output_schemas`): SDK clients validate results against them and build
 the validators on a process's first call of each tool, which cost seconds. The default `tools/list` is a
 budget, at most 30 000 bytes (`tests/test_tool_budget.py`): every parameter, nested fields too, carries a
 one-line description, and every new tool must fit. Tools are listed by name without a `title` (the
@@ -41,8 +41,8 @@ name, with nothing done. Values are not coerced: an integer argument given `"0"`
 given `"false"` or `0`, is a tool error naming the argument and the type it takes (`argument 'exec' must be a
 boolean (true or false), not a string ('false')`). An argument whose default is `null` may be given as `null`.
 
-Admins choose the groups (`JupyterNotebookMCP.tool_groups`) and can expose only read-only tools
-(`JupyterNotebookMCP.read_only`).
+Admins choose the groups (`JupyterPairMCP.tool_groups`) and can expose only read-only tools
+(`JupyterPairMCP.read_only`).
 """
 
 

@@ -29,7 +29,7 @@ from pycrdt import (
 from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
-from jupyter_notebook_mcp.rooms.cellindex import cells_json
+from jupyter_pair_mcp.adapters.rooms.cellindex import cells_json
 
 
 class _Channel:

@@ -47,7 +47,7 @@ def _finish(loop: asyncio.AbstractEventLoop) -> None:
 
 @pytest.fixture
 def mcp_config() -> dict[str, Any]:
-    """Per-test overrides of ``JupyterNotebookMCP`` traits."""
+    """Per-test overrides of ``JupyterPairMCP`` traits."""
     return {"enable_test_fixtures": True}
 
 
@@ -59,7 +59,7 @@ def jp_server_config(tmp_path: Path, mcp_config: dict[str, Any], monkeypatch: py
         {
             "ServerApp": {
                 "jpserver_extensions": {
-                    "jupyter_notebook_mcp": True,
+                    "jupyter_pair_mcp": True,
                     "jupyter_server_ydoc": True,
                     "jupyter_server_fileid": True,
                 },
@@ -68,7 +68,7 @@ def jp_server_config(tmp_path: Path, mcp_config: dict[str, Any], monkeypatch: py
             "BaseFileIdManager": {"db_path": str(tmp_path / "file_id.db")},
             "SQLiteYStore": {"db_path": str(tmp_path / "ystore.db")},
             "YDocExtension": {"document_save_delay": 0.1, "document_cleanup_delay": 0.5},
-            "JupyterNotebookMCP": mcp_config,
+            "JupyterPairMCP": mcp_config,
         }
     )
 
@@ -80,7 +80,7 @@ def token(jp_serverapp: Any) -> str:
 
 @pytest.fixture
 def extension(jp_serverapp: Any) -> Any:
-    return jp_serverapp.extension_manager.extension_points["jupyter_notebook_mcp"].app
+    return jp_serverapp.extension_manager.extension_points["jupyter_pair_mcp"].app
 
 
 @pytest.fixture
@@ -241,7 +241,7 @@ async def until(predicate: Callable[[], Any], limit: float = 10.0, what: str = "
 
 def document_room(serverapp: Any, path: str, kind: str = "notebook") -> Any | None:
     """The collaboration room open for ``path`` on the server, or None; opens nothing."""
-    rooms = serverapp.extension_manager.extension_points["jupyter_notebook_mcp"].app.rooms
+    rooms = serverapp.extension_manager.extension_points["jupyter_pair_mcp"].app.rooms
     return rooms._room(rooms.room_id(path, kind, create_id=False))
 
 
@@ -250,7 +250,7 @@ async def autosaved(serverapp: Any, path: str, kind: str = "notebook") -> None:
     starts the room's save task (synchronously), so once no save task is waiting or writing, the file holds
     the content and nothing is writing it — the moment a test may read it. A room already closed writes
     nothing more (jupyter-collaboration closes a room a delay after its last client left)."""
-    from jupyter_notebook_mcp.rooms.persist import save_pending
+    from jupyter_pair_mcp.adapters.rooms.persist import save_pending
 
     room = document_room(serverapp, path, kind)
     if room is not None:
@@ -293,9 +293,9 @@ async def received(serverapp: Any, human: Any) -> None:
 async def stored(serverapp: Any, path: str, kind: str = "notebook") -> None:
     """Wait until the room's store (its history) holds every update the room has, with no write or history
     squash under way. After :func:`autosaved` and with nobody editing, the history stays as it is then."""
-    from jupyter_notebook_mcp.rooms.history import replay
+    from jupyter_pair_mcp.adapters.rooms.history import replay
 
-    extension = serverapp.extension_manager.extension_points["jupyter_notebook_mcp"].app
+    extension = serverapp.extension_manager.extension_points["jupyter_pair_mcp"].app
     room = document_room(serverapp, path, kind)
     assert room is not None, f"no room is open for {path!r}"
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from jupyter_notebook_mcp.tools.notebook_edit import MAX_BATCH
+from jupyter_pair_mcp.tools.notebook_edit import MAX_BATCH
 
 from .conftest import autosaved, call_tool, notebook_json, received, tool_error, within
 

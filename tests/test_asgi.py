@@ -15,7 +15,7 @@ import tornado.web
 from tornado.httpserver import HTTPServer
 from tornado.testing import bind_unused_port
 
-from jupyter_notebook_mcp.asgi import ASGIApp, Message, Scope, TornadoASGIBridge
+from jupyter_pair_mcp.transport.asgi import ASGIApp, Message, Scope, TornadoASGIBridge
 
 from .conftest import within
 

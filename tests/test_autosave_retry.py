@@ -65,7 +65,7 @@ def make(root: Path, name: str) -> str:
 
 async def written(jp_serverapp: Any, path: str) -> None:
     """Wait until no save of the room failed last, and none is under way (the file holds the room)."""
-    extension = jp_serverapp.extension_manager.extension_points["jupyter_notebook_mcp"].app
+    extension = jp_serverapp.extension_manager.extension_points["jupyter_pair_mcp"].app
     room = document_room(jp_serverapp, path)
     await until(lambda: extension.rooms.disk.failing(room.room_id) is None, what=f"{path!r} written again")
     await autosaved(jp_serverapp, path)

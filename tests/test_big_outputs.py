@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_notebook_mcp.render import CUT_MARKER, output_text
+from jupyter_pair_mcp.render import CUT_MARKER, output_text
 
 from .collaborator import Collaborator
 from .conftest import call_tool, within
@@ -261,7 +261,7 @@ def test_what_runs_is_read_without_converting_the_cells_outputs(monkeypatch: pyt
     """Running a cell reads its type and source key by key: its old outputs (a huge figure) are not converted."""
     from pycrdt import Array, Doc, Map, Text
 
-    from jupyter_notebook_mcp.rooms.cells import type_and_source
+    from jupyter_pair_mcp.adapters.rooms.cells import type_and_source
 
     doc = Doc()
     cells = doc.get("cells", type=Array)

@@ -7,7 +7,7 @@ import random
 
 import pycrdt
 
-from jupyter_notebook_mcp.rooms.cellindex import CellIndex
+from jupyter_pair_mcp.adapters.rooms.cellindex import CellIndex
 
 
 def cell(cell_id: str, kind: str = "code", ran: bool = False) -> pycrdt.Map:  # type: ignore[type-arg]

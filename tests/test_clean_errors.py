@@ -141,7 +141,7 @@ async def test_an_empty_directory_is_deleted_and_always_delete_dir_is_honoured(
 
 def test_a_reason_without_errno_text_is_scrubbed_of_the_root(tmp_path: Path) -> None:
     """shutil.Error is an OSError with no strerror, only a message full of absolute paths."""
-    from jupyter_notebook_mcp.contents_errors import translate
+    from jupyter_pair_mcp.adapters.contents.errors import translate
 
     root = str(tmp_path)
     cause = shutil.Error(f"Cannot move a directory '{root}/d' into itself '{root}/d/e'.")

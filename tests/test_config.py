@@ -48,9 +48,9 @@ class TestToolGroups:
 
 
 def test_unknown_tool_group_is_rejected() -> None:
-    from jupyter_notebook_mcp.app import JupyterNotebookMCP
+    from jupyter_pair_mcp.app import JupyterPairMCP
 
-    app = JupyterNotebookMCP()
+    app = JupyterPairMCP()
     with pytest.raises(Exception, match="unknown tool groups"):
         app.tool_groups = ["notebook", "telepathy"]
 
@@ -80,9 +80,9 @@ class TestInvalidToolGroups:
         [
             pytest.param([], "'notebok'", id="typo-in-config"),
             # traitlets hands the extension one string for a single occurrence of a list option
-            pytest.param(["--JupyterNotebookMCP.tool_groups=notebook,document"], "'notebook,document'", id="commas"),
+            pytest.param(["--JupyterPairMCP.tool_groups=notebook,document"], "'notebook,document'", id="commas"),
             pytest.param(
-                ['--JupyterNotebookMCP.tool_groups=["notebook","document"]'], '\'["notebook","document"]\'', id="json"
+                ['--JupyterPairMCP.tool_groups=["notebook","document"]'], '\'["notebook","document"]\'', id="json"
             ),
         ],
         indirect=["jp_argv"],
@@ -98,14 +98,14 @@ class TestInvalidToolGroups:
         assert len(refused) == 1, "\n".join(log)
         assert bad in refused[0] and "known groups: notebook, execution, document" in refused[0], refused[0]
         if "," in bad:
-            assert "--JupyterNotebookMCP.tool_groups=notebook --JupyterNotebookMCP.tool_groups=document" in refused[0]
+            assert "--JupyterPairMCP.tool_groups=notebook --JupyterPairMCP.tool_groups=document" in refused[0]
         assert not [line for line in log if "MCP endpoint:" in line]  # no "serving N tools" line
 
 
 class TestToolGroupsOnTheCommandLine:
     @pytest.fixture
     def jp_argv(self) -> list[str]:
-        return ["--JupyterNotebookMCP.tool_groups=notebook", "--JupyterNotebookMCP.tool_groups=document"]
+        return ["--JupyterPairMCP.tool_groups=notebook", "--JupyterPairMCP.tool_groups=document"]
 
     async def test_a_list_is_given_by_repeating_the_option(self, mcp_client: Any, extension: Any) -> None:
         assert extension.tool_groups == ["notebook", "document"]
@@ -115,12 +115,12 @@ class TestToolGroupsOnTheCommandLine:
 
 
 def test_every_trait_has_help_text_with_its_default() -> None:
-    from jupyter_notebook_mcp.app import JupyterNotebookMCP
+    from jupyter_pair_mcp.app import JupyterPairMCP
 
     own = {
         name: trait
-        for name, trait in JupyterNotebookMCP.class_traits(config=True).items()
-        if trait.this_class is JupyterNotebookMCP
+        for name, trait in JupyterPairMCP.class_traits(config=True).items()
+        if trait.this_class is JupyterPairMCP
     }
     assert len(own) >= 12
     for name, trait in own.items():
@@ -147,7 +147,7 @@ class TestBaseUrl:
 class TestDisabled:
     @pytest.fixture
     def jp_server_config(self, jp_server_config: Any) -> Any:
-        jp_server_config.ServerApp.jpserver_extensions["jupyter_notebook_mcp"] = False
+        jp_server_config.ServerApp.jpserver_extensions["jupyter_pair_mcp"] = False
         return jp_server_config
 
     @pytest.mark.usefixtures("jp_serverapp")
@@ -232,8 +232,8 @@ def test_loading_the_extension_does_not_import_the_mcp_sdk() -> None:
     import sys
 
     code = (
-        "import sys, jupyter_notebook_mcp, jupyter_notebook_mcp.app\n"
-        "jupyter_notebook_mcp._jupyter_server_extension_points()\n"
+        "import sys, jupyter_pair_mcp, jupyter_pair_mcp.app\n"
+        "jupyter_pair_mcp._jupyter_server_extension_points()\n"
         "loaded = sorted(m for m in sys.modules if m in ('mcp', 'mcp_types') or m.startswith(('mcp.', 'mcp_types.')))\n"
         "print(loaded)\n"
         "sys.exit(1 if loaded else 0)\n"

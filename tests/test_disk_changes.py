@@ -136,7 +136,7 @@ async def test_a_text_file_rewritten_on_disk_refuses_the_next_edit_the_same_way(
 
 
 def test_a_notice_leads_a_result_and_follows_an_error() -> None:
-    from jupyter_notebook_mcp.notices import with_notes
+    from jupyter_pair_mcp.notices import with_notes
 
     result = {"content": [{"type": "text", "text": "{}"}], "structuredContent": {"a": 1}, "isError": False}
     noticed = with_notes(result, ["x changed on disk."])

@@ -17,8 +17,8 @@ import zmq
 import zmq.asyncio
 from jupyter_client.session import Session
 
-from jupyter_notebook_mcp.kernel_messages import decode, decode_small, loads
-from jupyter_notebook_mcp.kernels import DRAIN_BYTES, DRAIN_MESSAGES, drain
+from jupyter_pair_mcp.adapters.kernels.adapter import DRAIN_BYTES, DRAIN_MESSAGES, drain
+from jupyter_pair_mcp.adapters.kernels.messages import decode, decode_small, loads
 
 
 @dataclass

@@ -21,7 +21,7 @@ async def test_both_eras_list_and_call_tools(mcp_client: Any, jp_root_dir: Any, 
             assert client.protocol_version == "2025-11-25"
         else:
             assert client.protocol_version == "2026-07-28"
-        assert client.server_info is None or client.server_info.name == "jupyter-notebook-mcp"
+        assert client.server_info is None or client.server_info.name == "jupyter-pair-mcp"
         listed = await within(client.list_tools())
         names = {t.name for t in listed.tools}
         assert names >= EXPECTED_TOOLS
@@ -36,7 +36,7 @@ async def test_tools_carry_schemas_and_annotations(mcp_client: Any) -> None:
         tools = {t.name: t for t in (await within(client.list_tools())).tools}
     for name in EXPECTED_TOOLS:
         tool = tools[name]
-        assert tool.output_schema is None, name  # listed only with JupyterNotebookMCP.output_schemas
+        assert tool.output_schema is None, name  # listed only with JupyterPairMCP.output_schemas
         assert tool.description and len(tool.description) > 20, name
         assert tool.annotations is not None
         assert tool.annotations.read_only_hint is True

@@ -8,7 +8,7 @@ import pytest
 from mcp.server.streamable_http import EventMessage
 from mcp_types import JSONRPCMessage, JSONRPCNotification, JSONRPCResponse
 
-from jupyter_notebook_mcp.event_store import MemoryEventStore, ScopedEventStore
+from jupyter_pair_mcp.protocol.event_store import MemoryEventStore, ScopedEventStore
 
 
 class FakeClock:

@@ -389,7 +389,7 @@ async def test_a_run_timing_out_before_it_began_is_interrupted_once_it_begins(
     async with mcp_client() as client:
         await call_tool(client, "execute_notebook_cell", path=path, cell_id="k1", timeout=60)  # kernel warm
         async with a_person_running(jp_serverapp, extension, path) as release:
-            with caplog.at_level(logging.INFO, "jupyter_notebook_mcp.kernels"):
+            with caplog.at_level(logging.INFO, "jupyter_pair_mcp.adapters.kernels.adapter"):
                 call = asyncio.ensure_future(
                     within(client.call_tool("execute_notebook_cell", {"path": path, "cell_id": "k0", "timeout": 1}), 90)
                 )

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from jupyter_notebook_mcp import exitguard
+from jupyter_pair_mcp.transport import exitguard
 
 # A blocking call through anyio under a task still pending when the loop stops, as a room's file watcher
 # is when Jupyter stops: the worker thread is never told to end.
@@ -45,7 +45,7 @@ def test_without_the_guard_the_process_never_exits() -> None:
 
 
 def test_with_the_guard_it_exits() -> None:
-    done = run("from jupyter_notebook_mcp import exitguard; exitguard.install()", timeout=30)
+    done = run("from jupyter_pair_mcp.transport import exitguard; exitguard.install()", timeout=30)
     assert done is not None and done.returncode == 0 and "loop stopped" in done.stdout
 
 

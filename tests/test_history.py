@@ -296,7 +296,7 @@ class TestBounds:
 
             # The forks' idle age is read on a clock the test moves: however slow this machine is, no fork
             # expires before the test says the TTL has passed.
-            service = jp_serverapp.extension_manager.extension_points["jupyter_notebook_mcp"].app.forks
+            service = jp_serverapp.extension_manager.extension_points["jupyter_pair_mcp"].app.forks
             clock = service.clock = Clock(time.monotonic())
             forks = [await call_tool(client, "fork_document", path=path) for _ in range(3)]
             message = await tool_error(client, "fork_document", path=path)
@@ -321,7 +321,7 @@ class TestReopen:
         self, mcp_client: Any, make_notebook: Any, jp_serverapp: Any
     ) -> None:
         path = make_notebook("reopen.ipynb", THREE)
-        rooms = jp_serverapp.extension_manager.extension_points["jupyter_notebook_mcp"].app.rooms
+        rooms = jp_serverapp.extension_manager.extension_points["jupyter_pair_mcp"].app.rooms
         async with mcp_client() as client:
             await update_cell(client, path, "c1", "a")
             first = (await history(client, path))[0]

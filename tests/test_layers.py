@@ -1,12 +1,13 @@
-"""Imports point down the layers: no module of the package imports, even for type checking, one that
-imports it back (directly or through others)."""
+"""Imports point down the layers: no module imports one of a higher layer (app, transport, protocol, tools,
+services, adapters, base: docs/architecture.md), nor, even for type checking, one that imports it back
+(directly or through others)."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "jupyter_notebook_mcp"
+PACKAGE = Path(__file__).resolve().parent.parent / "jupyter_pair_mcp"
 
 
 def _module(path: Path) -> str:
@@ -72,7 +73,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_package_has_no_import_cycle() -> None:
     graph = import_graph()
-    assert "jupyter_notebook_mcp.rooms.adapter" in graph  # the walk sees the package
+    assert "jupyter_pair_mcp.adapters.rooms.adapter" in graph  # the walk sees the package
     assert cycles(graph) == []
 
 
@@ -81,5 +82,43 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 
 def test_the_rooms_package_face_defines_nothing() -> None:
-    tree = ast.parse((PACKAGE / "rooms" / "__init__.py").read_text())
+    tree = ast.parse((PACKAGE / "adapters" / "rooms" / "__init__.py").read_text())
     assert not [n for n in tree.body if isinstance(n, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)]
+
+
+# The layers, top first (docs/architecture.md). A module imports its own layer or lower ones, never higher.
+LAYERS = ("app", "transport", "protocol", "tools", "services", "adapters", "base")
+BASE = {"errors", "notices", "revisions", "request_state", "render", "richtext", "limits", "groups", "_version"}
+
+
+def layer(module: str) -> str:
+    parts = module.split(".")[1:]
+    if not parts or parts[0] == "app":
+        return "app"
+    if parts[0] in BASE or parts[0] == "models":
+        return "base"
+    return parts[0]
+
+
+def test_every_module_has_a_layer() -> None:
+    for module in import_graph():
+        assert layer(module) in LAYERS, module
+
+
+def test_the_package_root_keeps_about_a_dozen_modules() -> None:
+    assert len(list(PACKAGE.glob("*.py"))) <= 12
+
+
+def test_imports_point_down_the_layers() -> None:
+    upward = [
+        (module, dep)
+        for module, deps in import_graph().items()
+        for dep in deps
+        if LAYERS.index(layer(dep)) < LAYERS.index(layer(module))
+    ]
+    assert upward == []
+
+
+def test_an_upward_import_is_seen() -> None:
+    assert LAYERS.index(layer("p.tools.notebook")) < LAYERS.index(layer("p.adapters.rooms.adapter"))
+    assert layer("p.models.results") == layer("p.errors") == "base"

@@ -11,7 +11,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from jupyter_notebook_mcp.ratelimit import RateLimiter
+from jupyter_pair_mcp.transport.ratelimit import RateLimiter
 
 from .conftest import INIT_PARAMS, LEGACY_VERSION, MCP_HEADERS, call_tool, open_session, rpc, tool_error, until, within
 

@@ -26,7 +26,7 @@ LOAD_BOUND = 600
 
 @pytest.mark.timeout(LOAD_BOUND + 180)
 def test_a_hundred_sessions_of_mixed_work_leave_nothing_behind() -> None:
-    with JupyterProcess("--JupyterNotebookMCP.room_idle_timeout=600") as server:
+    with JupyterProcess("--JupyterPairMCP.room_idle_timeout=600") as server:
         paths = write_notebooks(server.root, SESSIONS, notebooks=4)
 
         async def scenario() -> tuple[float, float, dict[str, object], list[str]]:

@@ -12,10 +12,19 @@ from typing import Any
 import pytest
 from pycrdt import Doc, Text
 
-from jupyter_notebook_mcp.rooms import merge as merge_module
-from jupyter_notebook_mcp.rooms.merge import Hunk, MergeConflict, apply, apply_hunks, bounded, diff, ops_budget, rebase
-from jupyter_notebook_mcp.rooms.replace import plan_text
-from jupyter_notebook_mcp.rooms.textdoc import TextView
+from jupyter_pair_mcp.adapters.rooms import merge as merge_module
+from jupyter_pair_mcp.adapters.rooms.merge import (
+    Hunk,
+    MergeConflict,
+    apply,
+    apply_hunks,
+    bounded,
+    diff,
+    ops_budget,
+    rebase,
+)
+from jupyter_pair_mcp.adapters.rooms.replace import plan_text
+from jupyter_pair_mcp.adapters.rooms.textdoc import TextView
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_notebook_mcp.tools.execution import NOT_RUN_IDS
+from jupyter_pair_mcp.tools.execution import NOT_RUN_IDS
 
 from .conftest import call_tool
 

@@ -502,7 +502,7 @@ from jupyter_server.auth.authorizer import Authorizer  # noqa: E402
 class ReadOnlyAuthorizer(Authorizer):
     def is_authorized(self, handler: Any, user: Any, action: str, resource: str) -> bool:
         # The endpoint itself is a write on contents for POST: allow the MCP handler, refuse tools' writes.
-        from jupyter_notebook_mcp.handlers import MCPHandler
+        from jupyter_pair_mcp.transport.handlers import MCPHandler
 
         if isinstance(handler, MCPHandler) and getattr(handler, "_bridge", None) is not None:
             return action == "read"

@@ -15,8 +15,8 @@ from typing import Any
 import httpx2
 import pytest
 
-from jupyter_notebook_mcp import requestbody
-from jupyter_notebook_mcp.tools.arguments import close, unknown_argument
+from jupyter_pair_mcp.tools.arguments import close, unknown_argument
+from jupyter_pair_mcp.transport import requestbody
 
 from .conftest import LEGACY_VERSION, MCP_HEADERS, call_tool, open_session, tool_error, within
 

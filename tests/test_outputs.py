@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from pycrdt import Array, Doc, Map, Text
 
-from jupyter_notebook_mcp.rooms import outputs as outputs_module
-from jupyter_notebook_mcp.rooms.outputs import SEAL_BYTES, RunState, StreamCursor, begin, end, write_batch
+from jupyter_pair_mcp.adapters.rooms import outputs as outputs_module
+from jupyter_pair_mcp.adapters.rooms.outputs import SEAL_BYTES, RunState, StreamCursor, begin, end, write_batch
 
 
 def jupyterlab_process_text(index: int, new_text: str, text: str) -> tuple[str, int]:

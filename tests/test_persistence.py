@@ -20,7 +20,7 @@ import httpx2
 import pytest
 
 from benchmarks.jupyter_process import JupyterProcess, RawSession
-from jupyter_notebook_mcp.errors import NotFound
+from jupyter_pair_mcp.errors import NotFound
 
 from .conftest import call_tool, notebook_json, tool_error, within
 
@@ -109,7 +109,7 @@ async def test_save_notebook_refuses_when_the_file_is_gone(
         # The tool checks the path first; the room, still open, is asked by the adapter directly too.
         message = await tool_error(client, "save_notebook", path=path)
         assert "no notebook at" in message, message
-        extension = jp_serverapp.extension_manager.extension_points["jupyter_notebook_mcp"].app
+        extension = jp_serverapp.extension_manager.extension_points["jupyter_pair_mcp"].app
         with pytest.raises(NotFound) as failure:
             await within(extension.rooms.save(path, "notebook"))
         assert "gone.ipynb" in str(failure.value) and str(jp_root_dir) not in str(failure.value)

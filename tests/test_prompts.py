@@ -231,7 +231,7 @@ class NoReadAuthorizer(Authorizer):  # type: ignore[misc]
     """May reach the endpoint, may not read contents through it."""
 
     def is_authorized(self, handler: Any, user: Any, action: str, resource: str) -> bool:
-        from jupyter_notebook_mcp.handlers import MCPHandler
+        from jupyter_pair_mcp.transport.handlers import MCPHandler
 
         if isinstance(handler, MCPHandler) and getattr(handler, "_bridge", None) is not None:
             return not (action == "read" and resource == "contents")

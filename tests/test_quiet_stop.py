@@ -56,6 +56,6 @@ async def test_leaving_a_room_whose_tasks_ended_is_quiet(
         await until(lambda: not group.cancel_scope._active)  # the tasks ended: it takes no new task
         with caplog.at_level(logging.DEBUG):
             await extension.presence.close()
-    ours = [r for r in caplog.records if r.name.startswith("jupyter_notebook_mcp") and r.levelno >= logging.WARNING]
+    ours = [r for r in caplog.records if r.name.startswith("jupyter_pair_mcp") and r.levelno >= logging.WARNING]
     assert not ours and not [r for r in caplog.records if r.exc_info], caplog.text
     assert not room.awareness.states.get(agent_client), "the agent's state stays in the room's awareness"

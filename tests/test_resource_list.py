@@ -10,9 +10,9 @@ from urllib.parse import quote
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from jupyter_notebook_mcp.contents import Entry, walk_after
-from jupyter_notebook_mcp.errors import NotFound
-from jupyter_notebook_mcp.resources import MAX_LISTED
+from jupyter_pair_mcp.adapters.contents.adapter import Entry, walk_after
+from jupyter_pair_mcp.errors import NotFound
+from jupyter_pair_mcp.protocol.resources import MAX_LISTED
 
 from .conftest import notebook_json, within
 

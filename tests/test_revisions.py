@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from jupyter_notebook_mcp.revisions import ENTRY_OVERHEAD, Reader, Revisions, held_bytes, revision_of
+from jupyter_pair_mcp.revisions import ENTRY_OVERHEAD, Reader, Revisions, held_bytes, revision_of
 
 
 def test_a_revision_names_the_text_and_says_when_the_read_was_cut() -> None:

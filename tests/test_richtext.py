@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from jupyter_notebook_mcp.render import CUT_MARKER, ImageLimits, is_repr, output_text, pick_images, render_outputs
-from jupyter_notebook_mcp.richtext import html_to_text, reduce_html
+from jupyter_pair_mcp.render import CUT_MARKER, ImageLimits, is_repr, output_text, pick_images, render_outputs
+from jupyter_pair_mcp.richtext import html_to_text, reduce_html
 
 BIG = 1 << 30
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_notebook_mcp.server import compact_schema, drop_null_options
+from jupyter_pair_mcp.protocol.server import compact_schema, drop_null_options
 
 from .conftest import within
 

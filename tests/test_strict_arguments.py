@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_notebook_mcp.tools.arguments import close, unknown_argument
+from jupyter_pair_mcp.tools.arguments import close, unknown_argument
 
 from .conftest import call_tool, tool_error
 

@@ -18,12 +18,12 @@ import pytest
 from jsonschema.validators import Draft202012Validator  # type: ignore[import-untyped]
 from mcp_types import ListToolsResult
 
-from jupyter_notebook_mcp.contents import ContentsAdapter
-from jupyter_notebook_mcp.execution import ExecutionService
-from jupyter_notebook_mcp.kernels import KernelsAdapter
-from jupyter_notebook_mcp.rooms import RoomsAdapter
-from jupyter_notebook_mcp.server import build_server
-from jupyter_notebook_mcp.tools.registry import GROUPS, Backends
+from jupyter_pair_mcp.adapters.contents.adapter import ContentsAdapter
+from jupyter_pair_mcp.adapters.kernels.adapter import KernelsAdapter
+from jupyter_pair_mcp.adapters.rooms import RoomsAdapter
+from jupyter_pair_mcp.protocol.server import build_server
+from jupyter_pair_mcp.services.execution import ExecutionService
+from jupyter_pair_mcp.tools.registry import GROUPS, Backends
 
 BUDGET = 30_000  # bytes of the default tools/list result; a new tool that does not fit must make room
 

@@ -28,7 +28,7 @@ from jupyter_core.paths import jupyter_path
 from jupyterlab.commands import get_app_dir
 from traitlets.config import Config
 
-import jupyter_notebook_mcp
+import jupyter_pair_mcp
 
 from .chromium import FLAGS, INSTALL_HINT, executable
 
@@ -41,7 +41,7 @@ LABEXTENSIONS = jupyter_path("labextensions")
 NOTEBOOK_7 = importlib.util.find_spec("notebook") is not None
 # The companion JupyterLab extension's build, when there is one: the page gets this one (the code under test),
 # ahead of any copy installed in the environment.
-LABEXTENSION = Path(jupyter_notebook_mcp.__file__).parent / "labextension"
+LABEXTENSION = Path(jupyter_pair_mcp.__file__).parent / "labextension"
 
 # Bounds, in milliseconds (Playwright's unit). Generous: a loaded 2-core machine takes seconds to load
 # JupyterLab's bundles and start a kernel; every wait ends as soon as its condition holds.

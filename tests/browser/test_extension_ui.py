@@ -2,7 +2,7 @@
 
 Selectors follow what the extension exposes: classes prefixed ``jp-mcp-``, ``data-mcp-agent-key`` (an
 agent's key: its awareness username without ``mcp-agent-``) and ``data-cell-id``. Every test skips, saying
-so, while ``jupyter_notebook_mcp/labextension`` (the extension's build) is absent; the fixtures then serve
+so, while ``jupyter_pair_mcp/labextension`` (the extension's build) is absent; the fixtures then serve
 that build to the page (tests/browser/conftest.py).
 """
 

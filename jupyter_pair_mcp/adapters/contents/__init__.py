@@ -1,0 +1,1 @@
+"""The contents adapter: files and folders through Jupyter's contents manager."""

@@ -1,0 +1,2 @@
+"""The kernels adapter: kernels, kernelspecs and runs through Jupyter's kernel and session
+managers."""

@@ -1,0 +1,309 @@
+"""Kernels and sessions: the only module that talks to Jupyter's session and kernel managers.
+
+A notebook's kernel is the one of its Jupyter session — the kernel JupyterLab users of that notebook
+share. When there is none we create the session (so JupyterLab attaches to the same kernel later).
+We talk to the kernel through a client of our own whose *session identity is its own*: a plain
+``km.client()`` copies the manager's session id, and ipykernel routes replies to the newest client
+with that identity, so another server-side client would silently steal our replies.
+
+Execution runs its own loop with a deadline (``execute_interactive`` has no timeout and misses a dead
+kernel), polls the kernel's liveness, interrupts on timeout, and serializes our requests per kernel. Its
+messages are read off the sockets by :mod:`.kernel_messages`, which decodes a big one (a 12 MB figure, a
+50 MB image) in a worker thread in steps that let the GIL go, not on the loop as jupyter_client would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import posixpath
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+from jupyter_client.session import Session
+from jupyter_core.utils import ensure_async
+
+from jupyter_pair_mcp.adapters.kernels.choice import KernelChoice
+from jupyter_pair_mcp.adapters.kernels.messages import decode, receive, receive_ready
+from jupyter_pair_mcp.adapters.kernels.values import (
+    Execution,
+    Kernel,
+    KernelChange,
+    KernelDied,
+    KernelSpec,
+    RunningKernel,
+    died_message,
+)
+from jupyter_pair_mcp.errors import Unavailable
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "Execution",
+    "Kernel",
+    "KernelChange",
+    "KernelDied",
+    "KernelSpec",
+    "KernelsAdapter",
+    "RunningKernel",
+    "drain",
+]
+
+OutputCallback = Callable[[str, dict[str, Any]], Awaitable[None]]
+
+# After each message awaited from iopub, up to this many more that the socket already holds are read without
+# waiting (no loop turn each): the output writer then finds them all queued and writes them in one
+# transaction. Bounded so that one drain holds the loop a few milliseconds at most.
+DRAIN_MESSAGES = 256
+DRAIN_BYTES = 1 << 20
+
+
+OUTPUT_MESSAGES = frozenset(
+    ("stream", "display_data", "execute_result", "error", "update_display_data", "clear_output")
+)
+
+
+def drain(channel: Any) -> list[list[Any]]:
+    """The frames of the messages the channel's socket already holds (bounded by ``DRAIN_MESSAGES`` and
+    ``DRAIN_BYTES``), read without waiting and without copying: a non-blocking receive never yields to the
+    loop. :func:`kernel_messages.decode` decodes them."""
+    messages: list[list[Any]] = []
+    size = 0
+    while len(messages) < DRAIN_MESSAGES and size < DRAIN_BYTES:
+        parts = receive_ready(channel)
+        if parts is None:
+            break
+        size += sum(len(part) for part in parts)
+        messages.append(parts)
+    return messages
+
+
+class KernelsAdapter(KernelChoice):
+    """Kernels and sessions for tools: runs in a notebook's kernel, and its choice (:class:`KernelChoice`)."""
+
+    def __init__(self, serverapp: Any, *, ready_timeout: float = 60.0) -> None:
+        self.serverapp = serverapp
+        self.ready_timeout = ready_timeout
+        self._clients: dict[str, Any] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._switching = asyncio.Lock()  # kernel switches one at a time: two would each start a kernel
+
+    async def kernel_for(self, path: str) -> Kernel | None:
+        """The kernel of the Jupyter session whose path is ``path``, or None."""
+        sessions = getattr(self.serverapp, "session_manager", None)
+        if sessions is None:
+            return None
+        for session in await ensure_async(sessions.list_sessions()):
+            if session.get("path") == path and session.get("kernel"):
+                kernel = session["kernel"]
+                return Kernel(
+                    str(kernel.get("name", "")),
+                    str(kernel.get("id", "")),
+                    str(kernel.get("execution_state", "unknown")),
+                )
+        return None
+
+    async def ensure_kernel(self, path: str, kernel_name: str | None) -> Kernel:
+        """The notebook's kernel, starting one (and its Jupyter session) from the kernelspec if none runs."""
+        existing = await self.kernel_for(path)
+        if existing is not None and existing.id in self._kernels:
+            return existing
+        name = (await self.kernelspec(kernel_name, for_notebook=True)).name
+        model = await ensure_async(
+            self._sessions.create_session(path=path, name=posixpath.basename(path), type="notebook", kernel_name=name)
+        )
+        kernel = model["kernel"]
+        return Kernel(str(kernel["name"]), str(kernel["id"]), str(kernel.get("execution_state", "starting")))
+
+    async def client(self, kernel_id: str) -> Any:
+        """Our kernel client for ``kernel_id`` (started once and kept): its shell, iopub and control channels.
+
+        Hold :meth:`lock` while a request of ours runs on it, so replies and outputs are not mixed up.
+        """
+        client = self._clients.get(kernel_id)
+        if client is not None:
+            return client
+        km = self._kernels.get_kernel(kernel_id)
+        # Our own session identity (same key): see the module docstring.
+        session = Session(key=km.session.key, signature_scheme=km.session.signature_scheme)
+        client = km.client(session=session)
+        client.start_channels()
+        try:
+            await client.wait_for_ready(timeout=self.ready_timeout)
+        except Exception:
+            client.stop_channels()
+            raise
+        self._clients[kernel_id] = client
+        return client
+
+    async def _live(self, kernel_id: str) -> Any:
+        """The kernel's manager, or :class:`KernelDied` when its process is gone (our client is dropped then)."""
+        try:
+            km = self._kernels.get_kernel(kernel_id)
+        except KeyError:  # Jupyter gave up restarting it and removed it
+            self._forget(kernel_id)
+            raise KernelDied(
+                "the notebook's kernel has died and Jupyter could not restart it, so the cell was not run: "
+                "run the cell again to start a new kernel (its variables are lost)"
+            ) from None
+        if not await ensure_async(km.is_alive()):
+            self._forget(kernel_id)
+            raise KernelDied(died_message(km, running=False))
+        return km
+
+    def _forget(self, kernel_id: str) -> None:
+        client = self._clients.pop(kernel_id, None)
+        if client is not None:
+            with contextlib.suppress(Exception):
+                client.stop_channels()
+
+    def lock(self, kernel_id: str) -> asyncio.Lock:
+        """Held while our request runs on the kernel: our executions on one kernel queue in order."""
+        return self._locks.setdefault(kernel_id, asyncio.Lock())
+
+    async def execute(
+        self, kernel_id: str, code: str, on_output: OutputCallback, timeout: float, *, store_history: bool = True
+    ) -> Execution:
+        """Run ``code``; hand every iopub output message to ``on_output`` as it arrives.
+
+        A kernel that is dead when the run starts — killed between runs, or died in the previous one and not
+        restarted yet (Jupyter's restarter polls every few seconds) — is a :class:`KernelDied`, not an error
+        of ours; a kernel that is restarting is waited for (``ready_timeout``).
+        """
+        km = await self._live(kernel_id)
+        try:
+            client = await self.client(kernel_id)
+        except RuntimeError as exc:  # wait_for_ready: "Kernel died before replying" or "didn't respond in time"
+            await self._live(kernel_id)
+            if "died" in str(exc):  # and was restarted since: the run was not sent
+                raise KernelDied(died_message(km, running=False)) from None
+            raise Unavailable(
+                f"the kernel did not answer within {self.ready_timeout:g} s ({exc}): it may be busy starting; "
+                "try again, or restart it with restart_notebook_kernel"
+            ) from None
+        msg_id = client.execute(code, store_history=store_history, allow_stdin=False, stop_on_error=True)
+        begun: list[bool] = []  # set by _follow once the kernel began our request (its execute_input)
+        try:
+            return await self._follow(client, km, kernel_id, msg_id, on_output, timeout, begun)
+        except asyncio.CancelledError:
+            # The caller gave up: stop the run, and let it finish unwinding before anyone else uses the
+            # kernel (a request sent while it unwinds would come back "aborted"). The MCP SDK cancels
+            # through anyio scopes, which cancel every later await too: shield this one.
+            with anyio.CancelScope(shield=True):
+                await self._abandon(client, kernel_id, msg_id, begun=bool(begun))
+            raise
+
+    async def _abandon(self, client: Any, kernel_id: str, msg_id: str, *, begun: bool) -> None:
+        """Interrupt our run once the kernel began it, and wait for it to end. ipykernel ignores SIGINT
+        between requests: an interrupt sent before it began ours (in flight, or queued behind someone else's
+        run) would be lost, or stop the other run, and ours would go on. A kernel that never says it began
+        (no execute_input within the wait) is interrupted then."""
+        with contextlib.suppress(Exception):
+            if begun:
+                await self.interrupt(kernel_id)
+            end = time.monotonic() + 10
+            while time.monotonic() < end:
+                msg = await receive(client.iopub_channel, 0.2)
+                if msg is None:
+                    continue
+                if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                    continue
+                if msg["msg_type"] == "execute_input" and not begun:
+                    begun = True
+                    await self.interrupt(kernel_id)
+                    end = time.monotonic() + 10
+                elif msg["msg_type"] == "status" and msg["content"].get("execution_state") == "idle":
+                    break
+            else:
+                if not begun:
+                    await self.interrupt(kernel_id)
+            await self.reply(client, msg_id)
+
+    async def _follow(
+        self,
+        client: Any,
+        km: Any,
+        kernel_id: str,
+        msg_id: str,
+        on_output: OutputCallback,
+        timeout: float,
+        begun: list[bool],
+    ) -> Execution:
+        deadline = time.monotonic() + timeout
+        timed_out = False
+        count: int | None = None
+        next_liveness = 0.0
+        while True:
+            now = time.monotonic()
+            if not timed_out and now > deadline:
+                timed_out = True
+                log.info("A run timed out after %g s: interrupting it once the kernel began it", timeout)
+                if begun:  # else once its execute_input comes (see _abandon)
+                    await self.interrupt(kernel_id)
+                deadline = now + 10  # let the interrupted run report back
+            elif timed_out and now > deadline:
+                if not begun:
+                    await self.interrupt(kernel_id)
+                break
+            if now >= next_liveness:
+                next_liveness = now + 0.25
+                if not await ensure_async(km.is_alive()):
+                    self._forget(kernel_id)
+                    raise KernelDied(died_message(km, running=True))
+            first = await receive(client.iopub_channel, 0.1)
+            if first is None:
+                continue
+            idle = False
+            queued: list[dict[str, Any] | list[Any]] = [first, *drain(client.iopub_channel)]
+            for item in queued:
+                msg = item if isinstance(item, dict) else await decode(client.iopub_channel.session, item)
+                if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                    continue
+                kind = msg["msg_type"]
+                content = msg["content"]
+                if kind == "status" and content.get("execution_state") == "idle":
+                    idle = True  # the kernel sends nothing of this run after it
+                    break
+                if kind == "execute_input":
+                    count = content.get("execution_count")
+                    begun.append(True)
+                    if timed_out:
+                        await self.interrupt(kernel_id)
+                        deadline = time.monotonic() + 10
+                elif kind in OUTPUT_MESSAGES:
+                    await on_output(kind, content)
+            if idle:
+                break
+        reply = await self.reply(client, msg_id)
+        # No reply at all (the kernel went away under the run): never report that as a success.
+        status = "timeout" if timed_out else str(reply.get("status", "ok")) if reply else "aborted"
+        if reply and reply.get("execution_count") is not None:
+            count = reply["execution_count"]
+        return Execution(status=status, execution_count=count)
+
+    @staticmethod
+    async def reply(client: Any, msg_id: str, timeout: float = 5.0) -> dict[str, Any] | None:
+        """The shell reply to our request ``msg_id`` within ``timeout`` seconds (None if none came); other
+        replies on our client's shell channel are skipped."""
+        end = time.monotonic() + timeout
+        while (left := end - time.monotonic()) > 0:
+            msg = await receive(client.shell_channel, min(left, 0.5))
+            if msg is not None and msg.get("parent_header", {}).get("msg_id") == msg_id:
+                return dict(msg["content"])
+        return None
+
+    async def interrupt(self, kernel_id: str) -> None:
+        await ensure_async(self._kernels.interrupt_kernel(kernel_id))
+
+    async def restart(self, kernel_id: str) -> Kernel:
+        self._forget(kernel_id)
+        await ensure_async(self._kernels.restart_kernel(kernel_id))
+        km = self._kernels.get_kernel(kernel_id)
+        return Kernel(str(km.kernel_name), kernel_id, str(getattr(km, "execution_state", "starting")))
+
+    async def close(self) -> None:
+        for kernel_id in list(self._clients):
+            self._forget(kernel_id)

@@ -1,0 +1,92 @@
+"""What the kernels adapter hands out: kernels, kernelspecs, runs, and what a dead kernel means for a run.
+
+Kept apart from :mod:`jupyter_pair_mcp.adapters.kernels.adapter` (which talks to Jupyter's managers) so that the values
+stay small and importable anywhere below the tools.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from jupyter_pair_mcp.errors import Unavailable
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str
+    id: str
+    state: str
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """An installed kernelspec: what a notebook's ``metadata.kernelspec`` names."""
+
+    name: str
+    display_name: str
+    language: str
+
+    def metadata(self) -> dict[str, Any]:
+        """The notebook metadata JupyterLab writes for this kernel (``language_info`` until the kernel fills it)."""
+        return {
+            "kernelspec": {"name": self.name, "display_name": self.display_name, "language": self.language},
+            "language_info": {"name": self.language},
+        }
+
+
+@dataclass(frozen=True)
+class RunningKernel:
+    id: str
+    name: str
+    state: str
+    last_activity: str | None
+    connections: int
+    paths: tuple[str, ...]  # of the Jupyter sessions using it
+
+
+@dataclass(frozen=True)
+class KernelChange:
+    """What ``change_kernel`` did to the notebook's session: the kernel it has now (None: no session)."""
+
+    kernel: Kernel | None
+    started: bool
+
+
+class MessageContent(dict[str, Any]):
+    """A kernel message's content, and ``nbytes``: the size of its JSON as the kernel sent it, so that what an
+    output costs is known without serializing it again."""
+
+    nbytes: int = 0
+
+    @classmethod
+    def of(cls, content: Any, nbytes: int) -> MessageContent:
+        made = cls(content if isinstance(content, dict) else {})
+        made.nbytes = nbytes
+        return made
+
+
+@dataclass
+class Execution:
+    status: str  # "ok", "error", "timeout", "aborted"
+    execution_count: int | None
+
+
+class KernelDied(Unavailable):
+    """The notebook's kernel process is gone: it stopped while running the agent's code, or before it."""
+
+
+def died_message(km: Any, *, running: bool) -> str:
+    """What happened to a dead kernel and what the agent can do, for a run that was cut off or never sent."""
+    if running:
+        what = "the kernel died while running the cell (it crashed, exited or ran out of memory) before it finished"
+    else:
+        what = "the notebook's kernel has died (it crashed, exited or ran out of memory), so the cell was not run"
+    if getattr(km, "autorestart", False) and getattr(km, "_restarter", None) is not None:
+        way_out = (
+            "Jupyter is restarting it: run the cell again in a few seconds, or restart it now with "
+            "restart_notebook_kernel"
+        )
+    else:
+        way_out = "restart it with restart_notebook_kernel"
+    return f"{what}; its variables are lost. {way_out}"

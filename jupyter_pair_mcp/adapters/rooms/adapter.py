@@ -1,0 +1,425 @@
+"""The rooms adapter: jupyter-collaboration's live rooms of one server, re-acquired on every call.
+
+Every read and write goes through jupyter-collaboration's room for the file — the document JupyterLab
+users have open — fetched again on every call with ``get_document(copy=False, create=True)``: the
+defaults would hand back a detached copy (edits vanish) or nothing when no browser has the file open,
+and a handle kept from an earlier call may belong to a room that has since been deleted (edits to it
+"succeed" and are lost). Rooms we had to create are ours to clean up: jupyter-collaboration only
+deletes rooms when a websocket closes, so :meth:`RoomsAdapter.evict_idle` saves and removes the
+ones nobody joined once they have been idle for ``idle_timeout`` seconds. Opening a room, and refusing
+a file collaboration cannot load, is :mod:`.opening`; writing rooms to disk (now, on close, at stop)
+is :mod:`.persist`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from pycrdt import Array, Map, Text
+
+from jupyter_pair_mcp.adapters.rooms.cellindex import CellIndex
+from jupyter_pair_mcp.adapters.rooms.disk import DiskWatch, reason_of
+from jupyter_pair_mcp.adapters.rooms.edits import EditJournal
+from jupyter_pair_mcp.adapters.rooms.history import (
+    HistoryRecorder,
+    MetadataCache,
+    Row,
+    configure_store_class,
+    people,
+    read_rows,
+    store_key,
+)
+from jupyter_pair_mcp.adapters.rooms.notebook import NotebookView
+from jupyter_pair_mcp.adapters.rooms.opening import Explain, open_document
+from jupyter_pair_mcp.adapters.rooms.persist import Unsaved, is_document_room, save_unsaved, unsaved, write_room
+from jupyter_pair_mcp.adapters.rooms.textdoc import TextView
+from jupyter_pair_mcp.errors import PairMCPError, PermissionDenied, Unavailable
+from jupyter_pair_mcp.notices import current as current_call
+
+log = logging.getLogger(__name__)
+
+#: Room id prefixes as jupyter-collaboration builds them: ``{file_format}:{content_type}:{file_id}``.
+_ROOM_PREFIX = {"notebook": "json:notebook", "file": "text:file"}
+
+
+@dataclass(frozen=True)
+class ContentWatch:
+    """Observers on one room document's content; ``close()`` detaches them."""
+
+    ydoc: Any
+    subscriptions: list[tuple[Any, Any]]
+
+    def close(self) -> None:
+        for shared, subscription in self.subscriptions:
+            with contextlib.suppress(Exception):  # the document may be gone already
+                shared.unobserve(subscription)
+
+
+@dataclass(frozen=True)
+class RoomInfo:
+    room_id: str
+    file_id: str
+    collaborators: int
+    users: list[dict[str, Any]]
+
+
+def _rules(router: Any) -> list[Any]:
+    """Every rule of a tornado router, nested routers included."""
+    found = []
+    for rule in getattr(router, "rules", []) or []:
+        found.append(rule)
+        found.extend(_rules(rule.target) if hasattr(rule.target, "rules") else [])
+    return found
+
+
+class RoomsAdapter:
+    """Reads and edits jupyter-collaboration's rooms; looks the extension up lazily (it may load after us)."""
+
+    def __init__(
+        self,
+        serverapp: Any,
+        *,
+        idle_timeout: float = 60.0,
+        ystore_path: str = "",
+        max_history_updates: int = 0,
+        explain: Explain | None = None,
+    ) -> None:
+        self.serverapp = serverapp
+        self.explain = explain
+        self.idle_timeout = idle_timeout
+        self.ystore_path = ystore_path
+        self.max_history_updates = max_history_updates
+        self.journal = EditJournal()
+        self.recorder = HistoryRecorder(self.journal, self._authors)
+        self.disk = DiskWatch(self._room)
+        self._db_path: str | None = None
+        self._metadata = MetadataCache()
+        self._ystore_configured = False
+        self._indexes: dict[str, tuple[Any, CellIndex]] = {}
+        self._opened: dict[str, float] = {}  # rooms we created -> last use (monotonic)
+        self._janitor: asyncio.Task[None] | None = None
+        self._ydoc: Any = None
+
+    # -- lookups ----------------------------------------------------------------------------------
+    def _ydoc_extension(self) -> Any | None:
+        if self._ydoc is not None:
+            return self._ydoc
+        manager = getattr(self.serverapp, "extension_manager", None)
+        point = manager.extension_points.get("jupyter_server_ydoc") if manager is not None else None
+        self._ydoc = getattr(point, "app", None) if point is not None else None
+        return self._ydoc
+
+    def _require(self) -> Any:
+        ydoc = self._ydoc_extension()
+        if ydoc is None or getattr(ydoc, "ywebsocket_server", None) is None:
+            raise Unavailable(
+                "real-time collaboration is not enabled on this server, so notebooks cannot be edited live: "
+                "install jupyter-collaboration and enable the jupyter_server_ydoc server extension"
+            )
+        self.configure_ystore()
+        return ydoc
+
+    def configure_ystore(self) -> None:
+        """Make every room keep its update history in one configured, absolute place.
+
+        Rooms opened over the websocket get their YStore with the server's configuration; rooms
+        opened through ``get_document`` get it without, and write ``.jupyter_ystore.db`` into the
+        process's working directory. We give ``get_document`` the configured class too and, when no
+        ``SQLiteYStore.db_path`` is configured, set it to our absolute ``ystore_path`` for both.
+        """
+        ydoc = self._ydoc_extension()
+        if ydoc is None or self._ystore_configured:
+            return
+        self._ystore_configured = True
+        self.disk.listen(getattr(self.serverapp, "event_logger", None), self._observe)
+        config = ydoc.config
+        if self.ystore_path and "db_path" not in config.SQLiteYStore:
+            os.makedirs(os.path.dirname(self.ystore_path), exist_ok=True)
+            config.SQLiteYStore.db_path = self.ystore_path
+        base = ydoc.ystore_class
+        if base is None:
+            return  # the admin turned the YStore off: no history
+        ours = configure_store_class(base, config, self.recorder, self.max_history_updates)
+        ydoc.ystore_class = ours
+        # Rooms opened over the websocket take their class from the handler's arguments, fixed at start.
+        router = getattr(getattr(self.serverapp, "web_app", None), "default_router", None)
+        for rule in _rules(router):
+            kwargs = getattr(rule, "target_kwargs", None)
+            if isinstance(kwargs, dict) and "ystore_class" in kwargs and "room_locks" in kwargs:
+                kwargs["ystore_class"] = ours
+
+    def _observe(self, room: Any) -> None:
+        """Record the provenance of a document room's updates (and its reloads from disk) from now on."""
+        if is_document_room(room):
+            self.recorder.attach(room.ydoc, room, self.disk.reloaded)
+
+    # -- history ----------------------------------------------------------------------------------
+    def history_db(self) -> str | None:
+        """The YStore database file, or None when history is not kept in SQLite on this server."""
+        if self._db_path is None:
+            ydoc = self._require()
+            store_class = ydoc.ystore_class
+            probe = store_class(path="probe") if store_class is not None else None
+            db_path = getattr(probe, "db_path", None)
+            self._db_path = os.path.abspath(db_path) if isinstance(db_path, str) and db_path != ":memory:" else ""
+        return self._db_path or None
+
+    async def history_rows(self, path: str, kind: str, *, upto: int | None = None, updates: bool = False) -> list[Row]:
+        """Stored updates of ``path``, oldest first (after the ones still being written have landed)."""
+        db_path = self.history_db()
+        file_ids = self._file_ids()
+        file_id = file_ids.get_id(path) if file_ids is not None else None
+        if db_path is None:
+            raise Unavailable(
+                "document history needs jupyter-collaboration's SQLite YStore (YDocExtension.ystore_class), "
+                "which is turned off on this server"
+            )
+        if file_id is None or not await asyncio.to_thread(os.path.exists, db_path):
+            return []
+        for _ in range(300):  # agent updates are written to the store a moment after their transaction
+            if not self.recorder.has_pending():
+                break
+            await asyncio.sleep(0.01)
+        key = store_key(kind, file_id)
+        if upto is None and not updates:
+            return await asyncio.to_thread(self._metadata.read, db_path, key)
+        return await asyncio.to_thread(read_rows, db_path, key, upto=upto, updates=updates)
+
+    def _authors(self, key: str, client_ids: list[int]) -> list[str] | None:
+        """Names of the people whose clients wrote an update, from the room's awareness (while they are in
+        it); None when only the room's own server-side client wrote it."""
+        kind, _, rest = key.lstrip(".").partition(":")
+        prefix = _ROOM_PREFIX.get("notebook" if kind == "notebook" else "file")
+        return people(self._room(f"{prefix}:{rest.removesuffix('.y')}"), client_ids)
+
+    def _file_ids(self) -> Any:
+        settings = getattr(getattr(self.serverapp, "web_app", None), "settings", {})
+        return settings.get("file_id_manager")
+
+    def room_id(self, path: str, kind: str, *, create_id: bool = True) -> str | None:
+        file_ids = self._file_ids()
+        if file_ids is None:
+            return None
+        # get_id is a read; index() writes to the id database on every call, so only when needed.
+        file_id = file_ids.get_id(path)
+        if file_id is None and create_id:
+            file_id = file_ids.index(path)
+        return f"{_ROOM_PREFIX[kind]}:{file_id}" if file_id else None
+
+    def _room(self, room_id: str | None) -> Any | None:
+        ydoc = self._ydoc_extension()
+        server = getattr(ydoc, "ywebsocket_server", None)
+        return server.rooms.get(room_id) if server is not None and room_id else None
+
+    def collaborators(self, path: str, kind: str) -> int:
+        """Number of clients connected to the room of ``path`` (0 when no room is open); opens nothing."""
+        if kind not in _ROOM_PREFIX:
+            return 0
+        room = self._room(self.room_id(path, kind, create_id=False))
+        return len(room.clients) if room is not None else 0
+
+    def live_ydoc(self, path: str, kind: str) -> Any | None:
+        """The Y document of the room open for ``path`` right now, or None; never opens a room."""
+        room = self._room(self.room_id(path, kind, create_id=False))
+        return getattr(room, "ydoc", None) if room is not None else None
+
+    def watch_content(self, path: str, kind: str, callback: Any) -> ContentWatch | None:
+        """Call ``callback`` on every change to the content of the open room of ``path`` (cells and notebook
+        metadata, or a file's text) — not on the room's own state writes, like the dirty flag a save clears.
+        Opens nothing: None when no room is open."""
+        ydoc = self.live_ydoc(path, kind)
+        if ydoc is None:
+            return None
+        if kind == "notebook":
+            shared: list[Any] = [ydoc.get("cells", type=Array), ydoc.get("meta", type=Map)]
+            return ContentWatch(ydoc, [(s, s.observe_deep(callback)) for s in shared])
+        text = ydoc.get("source", type=Text)
+        return ContentWatch(ydoc, [(text, text.observe(callback))])
+
+    def cell_position(self, path: str, cell_id: str | None) -> int | None:
+        """Where a cell sits in the open room of ``path``, from its cell index (None: no index or no cell)."""
+        entry = self._indexes.get(self.room_id(path, "notebook", create_id=False) or "")
+        return entry[1].position(cell_id) if entry is not None and cell_id else None
+
+    def info(self, path: str, kind: str) -> RoomInfo | None:
+        """Room id and who is in the room of ``path`` (from awareness), or None when no room is open."""
+        room_id = self.room_id(path, kind, create_id=False)
+        room = self._room(room_id)
+        if room is None or room_id is None:
+            return None
+        users = []
+        awareness = getattr(room, "awareness", None)
+        states = getattr(awareness, "states", {}) if awareness is not None else {}
+        for client_id, state in states.items():
+            user = (state or {}).get("user") if isinstance(state, dict) else None
+            if isinstance(user, dict) and user.get("username"):
+                users.append(
+                    {
+                        "client_id": client_id,
+                        "username": user.get("username"),
+                        "display_name": user.get("display_name") or user.get("name") or user.get("username"),
+                    }
+                )
+        return RoomInfo(room_id, room_id.rsplit(":", 1)[-1], len(room.clients), users)
+
+    def server_session_id(self) -> str:
+        """The collaboration session id browsers get from ``PUT /api/collaboration/session``."""
+        from jupyter_server_ydoc.utils import SERVER_SESSION
+
+        return str(SERVER_SESSION)
+
+    # -- the live document ------------------------------------------------------------------------
+    async def notebook(self, path: str, actor: Any = None) -> NotebookView:
+        """The live notebook of ``path`` for this call only (the caller checked the file exists)."""
+        document, room_id = await self._document(path, "notebook")
+        entry = self._indexes.get(room_id)
+        if entry is None or entry[0] is not document:
+            if entry is not None:
+                entry[1].close()
+            entry = (document, CellIndex(document.ycells))
+            self._indexes[room_id] = entry
+        return NotebookView(document, entry[1], path, journal=self.journal, actor=actor)
+
+    async def text(self, path: str, actor: Any = None) -> TextView:
+        """The live text document of ``path`` for this call only (the caller checked it is a file)."""
+        document, _ = await self._document(path, "file")
+        return TextView(document, path, journal=self.journal, actor=actor)
+
+    async def _document(self, path: str, kind: str) -> tuple[Any, str]:
+        ydoc = self._require()
+        room_id = self.room_id(path, kind)
+        if room_id is None:
+            raise Unavailable("the file id service is not running: enable the jupyter_server_fileid extension")
+        existed = room_id in ydoc.ywebsocket_server.rooms
+        try:
+            document = await open_document(ydoc, room_id, path, kind, self.explain)
+        except Exception:
+            self._forget(room_id)
+            raise
+        room = ydoc.ywebsocket_server.rooms.get(room_id)
+        self.recorder.attach(document.ydoc, room, self.disk.reloaded)
+        observed = getattr(room, "ydoc_observed", None)
+        if observed is not None and not observed.is_set():
+            # A room just opened starts forwarding updates to its YStore a moment after it is ready: an
+            # edit made before that would be missing from history (and the store would then disagree
+            # with the file when the room reopens). Wait for it.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(observed.wait(), 5.0)
+        if not existed:
+            self._opened[room_id] = time.monotonic()
+            self._start_janitor()
+        elif room_id in self._opened:
+            self._opened[room_id] = time.monotonic()
+        call = current_call()  # a tool call (not a resource read, nor a run's output writer): once per room
+        if room is not None and call is not None and room_id not in call.checked:
+            await self.disk.settle(room, path)  # a file changed on disk is loaded before the call reads or edits
+            self.disk.check(room_id, path, call)  # no await from here to the caller's edit
+        return document, room_id
+
+    async def save(self, path: str, kind: str) -> bool:
+        """Write the document to its file now (instead of after the room's save delay).
+
+        Answers True only once the file holds the live content; every other outcome raises a typed error
+        (see :func:`~jupyter_pair_mcp.adapters.rooms.persist.write_room`). False: no room is open, so the
+        file on disk already is the document.
+        """
+        room_id = self.room_id(path, kind, create_id=False)
+        room = self._room(room_id)
+        if room is None or room_id is None:
+            return False
+        try:
+            await write_room(room, path)
+        except PairMCPError as exc:
+            if isinstance(exc, PermissionDenied) or (isinstance(exc, Unavailable) and "being loaded" not in str(exc)):
+                self.disk.save_failed(room_id, reason_of(exc))  # nothing else would try again
+            raise
+        self.disk.saved(room_id)
+        return True
+
+    def unsaved(self) -> Unsaved | None:
+        """At the start of the server's stop, synchronously: the rooms and which have changes not on disk yet.
+
+        jupyter_server_ydoc's stop runs concurrently with ours; noting them before our first ``await``
+        keeps that race out of what we save.
+        """
+        ydoc = self._ydoc_extension()
+        server = getattr(ydoc, "ywebsocket_server", None)
+        return unsaved(server.rooms) if server is not None else None
+
+    async def save_unsaved(self, before: Unsaved | None, timeout: float) -> list[str]:
+        """Write the rooms noted by :meth:`unsaved` that had a save pending or changed since (bounded)."""
+        server = getattr(self._ydoc_extension(), "ywebsocket_server", None)
+        if before is None or server is None:
+            return []
+        return await save_unsaved(before, server.rooms, timeout)
+
+    # -- cleanup ----------------------------------------------------------------------------------
+    def _start_janitor(self) -> None:
+        if self.idle_timeout and (self._janitor is None or self._janitor.done()):
+            self._janitor = asyncio.get_running_loop().create_task(self._sweep_forever())
+
+    async def _sweep_forever(self) -> None:
+        interval = max(0.2, min(self.idle_timeout / 4, 15.0))
+        while self._opened:
+            await asyncio.sleep(interval)
+            try:
+                await self.evict_idle()
+            except Exception:
+                log.exception("evicting idle collaboration rooms failed")
+
+    async def evict_idle(self, *, now: float | None = None) -> list[str]:
+        """Save and delete the rooms we created that nobody joined and nobody used for a while."""
+        now = time.monotonic() if now is None else now
+        ydoc = self._ydoc_extension()
+        evicted = []
+        for room_id, last_used in list(self._opened.items()):
+            room = self._room(room_id)
+            if room is None or room.clients:
+                # Gone already, or a browser joined: its websocket handler cleans it up from now on.
+                self._forget(room_id)
+                continue
+            if now - last_used < self.idle_timeout:
+                continue
+            await self._delete(ydoc, room_id, room)
+            evicted.append(room_id)
+        return evicted
+
+    async def _delete(self, ydoc: Any, room_id: str, room: Any) -> None:
+        pending = getattr(room, "_saving_document", None)
+        if pending is not None and not pending.done():
+            # An autosave is still waiting out its delay: deleting the room would cancel it.
+            try:
+                await write_room(room, room_id)
+            except Exception as exc:
+                log.warning("Saving room %s before closing it failed: %s", room_id, exc)
+        async with ydoc._room_locks[room_id]:
+            if room.clients or self._room(room_id) is not room:
+                return
+            await ydoc.ywebsocket_server.delete_room(room=room)
+            file_id = room_id.rsplit(":", 1)[-1]
+            loader = ydoc.file_loaders[file_id]
+            if loader.number_of_subscriptions == 0:
+                await ydoc.file_loaders.remove(file_id)
+        self._forget(room_id)
+        log.info("Closed idle collaboration room %s opened for an MCP agent", room_id)
+
+    def _forget(self, room_id: str) -> None:
+        self._opened.pop(room_id, None)
+        entry = self._indexes.pop(room_id, None)
+        if entry is not None:
+            entry[1].close()
+
+    async def close(self) -> None:
+        await self.disk.close()
+        if self._janitor is not None:
+            self._janitor.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._janitor
+        for room_id in list(self._indexes):
+            self._forget(room_id)

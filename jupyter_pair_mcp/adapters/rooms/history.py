@@ -1,0 +1,385 @@
+"""Provenance for the rooms' update history: which stored update came from which agent edit.
+
+jupyter-collaboration's YStore keeps every update of every room (one row per transaction, in order,
+surviving room closes and server restarts) but stores no origin. We add it: a document observer on
+every room we touch ties the bytes of an agent transaction to the :class:`~.edits.Edit` being
+committed (the :class:`~.edits.EditJournal` knows it), and our YStore subclass writes that
+provenance as the row's metadata. Rows without a recorded edit are people's: their author comes from
+the client ids in the update, looked up in the room's awareness. A room reloading its file after another
+program rewrote it changes the content with no edit recorded, inside the room's update lock: that row's
+author is the disk (source ``"disk"``), and the reload is reported to ``on_reload``. Rows are bounded per
+document: past ``max_updates`` the oldest are squashed into one base row.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+import time
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from pycrdt import Array, Doc, Map, Text
+
+from jupyter_pair_mcp.adapters.rooms.edits import EditJournal
+from jupyter_pair_mcp.adapters.rooms.updates import client_ids, deleted_client_ids, update_name
+
+log = logging.getLogger(__name__)
+
+#: YStore row keys as jupyter-collaboration builds them, by room kind.
+_STORE_TYPE = {"notebook": "notebook", "file": "file"}
+_PENDING_WAIT = 3.0  # seconds a history read waits at most for an agent update to be stored
+_MAX_PENDING = 2000  # agent updates waiting for the store (written within milliseconds normally)
+#: Provenance of a room's reload of its file after another program changed it.
+DISK_META = {
+    "source": "disk",
+    "author": "file on disk",
+    "summary": "reloaded from disk: another program changed the file",
+}
+
+
+def store_key(kind: str, file_id: str) -> str:
+    """The YStore ``path`` of a document: jupyter-collaboration keys rows by file id, so renames keep history."""
+    return f".{_STORE_TYPE[kind]}:{file_id}.y"
+
+
+@dataclass(frozen=True)
+class Row:
+    rowid: int
+    timestamp: float
+    metadata: dict[str, Any]
+    update: bytes | None = None
+
+
+class HistoryRecorder:
+    """Observes room documents and hands the YStore the provenance of each update it writes."""
+
+    def __init__(self, journal: EditJournal, users: Callable[[str, list[int]], list[str] | None]) -> None:
+        self.journal = journal
+        self._users = users  # (store key, client ids) -> names of the people behind them; None: the server's own
+        self._in_flight = 0
+        self._observed: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+        self._pending: OrderedDict[bytes, tuple[dict[str, Any], float]] = OrderedDict()
+
+    def attach(self, ydoc: Any, room: Any = None, on_reload: Callable[[Any], None] | None = None) -> None:
+        """Observe ``ydoc`` (idempotent): cheap enough to call on every document access.
+
+        With its ``room`` (jupyter-collaboration's), a content change made while the room holds its update
+        lock and no agent edit is committing is the room reloading its file from disk: it is recorded as
+        the disk's, and ``on_reload(room)`` is called (synchronously, inside the commit).
+        """
+        if ydoc in self._observed:
+            return
+        ref = weakref.ref(ydoc)
+        room_ref = weakref.ref(room) if room is not None else None  # the subscriptions must not keep it alive
+        changed = [False]  # content types changed in the transaction committing now (their observers run first)
+
+        def on_content(*_: Any) -> None:
+            changed[0] = True
+
+        def on_update(event: Any) -> None:
+            content, changed[0] = changed[0], False
+            doc = ref()
+            edit = self.journal.current(doc) if doc is not None else None
+            if edit is None:
+                room = room_ref() if room_ref is not None else None
+                if content and room is not None and _reloading(room) and _own(room, event.update):
+                    self._remember(event.update, dict(DISK_META))
+                    if on_reload is not None:
+                        try:
+                            on_reload(room)
+                        except Exception:
+                            log.exception("reload listener failed")
+                return
+            actor = edit.actor
+            meta = {
+                "source": edit.source,
+                "author": getattr(actor, "name", None) or "jupyter-pair-mcp",
+                "actor": getattr(actor, "key", None),
+                "summary": edit.summary,
+            }
+            self._remember(event.update, meta)
+
+        subscriptions = [ydoc.observe(on_update)]
+        if room is not None:
+            if getattr(room, "file_type", "") == "notebook":
+                shared: list[Any] = [ydoc.get("cells", type=Array), ydoc.get("meta", type=Map)]
+                subscriptions += [s.observe_deep(on_content) for s in shared]
+            else:
+                subscriptions.append(ydoc.get("source", type=Text).observe(on_content))
+        self._observed[ydoc] = subscriptions
+
+    def _remember(self, update: bytes, meta: dict[str, Any]) -> None:
+        self._pending[update_name(update)] = (meta, time.monotonic())
+        while len(self._pending) > _MAX_PENDING:
+            self._pending.popitem(last=False)
+
+    def has_pending(self) -> bool:
+        """Whether agent updates are still on their way into the store (history reads wait for them).
+
+        Entries older than a few seconds are not waited for: their room had no store, or its write failed.
+        """
+        if self._in_flight > 0:
+            return True
+        now = time.monotonic()
+        return any(now - since < _PENDING_WAIT for _, since in self._pending.values())
+
+    def metadata_for(self, key: str, update: bytes) -> tuple[bytes, bool]:
+        """The metadata row for ``update`` about to be stored under YStore key ``key``.
+
+        Updates nobody recorded are people's, unless only the server's own client wrote them: those
+        are the room's bookkeeping (the saved/dirty flag), which history does not list as versions.
+        """
+        entry = self._pending.pop(update_name(update), None)
+        meta = entry[0] if entry is not None else None
+        if meta is None:
+            ids = client_ids(update)
+            if ids or len(update) <= 2:  # b"\0\0": an empty update
+                authors = self._users(key, ids) if ids else None
+            else:  # delete-only (a person's undo, a cut): no writer in its header. Whose items it deletes
+                # names the person undoing their own typing; else the one person in the room sent it.
+                authors = self._users(key, deleted_client_ids(update)) or self._users(key, [])
+            meta = {"source": "server"} if authors is None else {"source": "user", "authors": authors}
+        return json.dumps(meta, separators=(",", ":")).encode(), entry is not None
+
+    def writing(self, delta: int) -> None:
+        self._in_flight += delta
+
+
+def _reloading(room: Any) -> bool:
+    """Whether the room is loading its file over its content now: ready, and holding its update lock (only
+    its reload of a file changed on disk writes content under it; its saves write the saved flag only)."""
+    lock = getattr(room, "_update_lock", None)
+    return bool(getattr(room, "ready", False)) and lock is not None and lock.locked()
+
+
+def people(room: Any, client_ids: list[int]) -> list[str] | None:
+    """Names of the people whose clients wrote an update, from the room's awareness (while they are in it);
+    None when only the room's own server-side client wrote it, or no room is open (it is loading)."""
+    if room is None:
+        return None  # written while the room initializes (its load or reload): nobody is in it yet
+    own = getattr(getattr(room, "ydoc", None), "client_id", None)
+    if client_ids and own is not None and set(client_ids) <= {own}:
+        return None
+    states = getattr(getattr(room, "awareness", None), "states", {}) or {}
+    if not client_ids:  # a delete-only update whose items are nobody's in the room: the one person in it sent it
+        present = [cid for cid, s in states.items() if cid != own and isinstance(s, dict) and "agent" not in s]
+        client_ids = present if len(present) == 1 else []
+    names: list[str] = []
+    for client_id in client_ids:
+        user = (states.get(client_id) or {}).get("user")
+        if isinstance(user, dict):
+            name = user.get("display_name") or user.get("name") or user.get("username")
+            if name and name not in names:
+                names.append(str(name))
+    return names
+
+
+def _own(room: Any, update: bytes) -> bool:
+    """Whether the room's own client wrote ``update`` (a person's keystroke applied meanwhile is theirs)."""
+    ids = client_ids(update)
+    return not ids or ids == [getattr(getattr(room, "ydoc", None), "client_id", None)]
+
+
+def configure_store_class(base: type, config: Any, recorder: HistoryRecorder, max_updates: int) -> type:
+    """A subclass of the server's YStore class that records provenance and bounds history.
+
+    Built per server (the recorder is this server's), so nothing is shared between servers in one process.
+    """
+
+    class ProvenanceYStore(base):  # type: ignore[misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs.setdefault("config", config)
+            super().__init__(*args, **kwargs)
+            self._mcp_lock = anyio.Lock()
+            self._mcp_metadata = b""
+            self._mcp_rows: int | None = None  # rows of this document, counted once then tracked
+            self._mcp_state_write = False
+
+        async def get_metadata(self) -> bytes:
+            return self._mcp_metadata
+
+        async def encode_state_as_update(self, ydoc: Any) -> None:
+            # The room stores its whole state when it loads (or reloads a file changed on disk): that is
+            # the room's own row, whoever's clients the state contains.
+            self._mcp_state_write = True
+            try:
+                await super().encode_state_as_update(ydoc)
+            finally:
+                self._mcp_state_write = False
+
+        async def write(self, data: bytes) -> None:
+            async with self._mcp_lock:
+                agent = False
+                try:
+                    if self._mcp_state_write:
+                        self._mcp_metadata = b'{"source":"server","kind":"load"}'
+                    else:
+                        self._mcp_metadata, agent = recorder.metadata_for(self.path, data)
+                except Exception:  # provenance is best effort; the update itself must be stored
+                    log.exception("recording provenance failed")
+                    self._mcp_metadata = b""
+                if agent:
+                    recorder.writing(+1)
+                try:
+                    await super().write(data)
+                    self._mcp_metadata = b""
+                    if max_updates and hasattr(self, "_db"):
+                        try:
+                            await self._mcp_bound()
+                        except Exception:
+                            log.exception("bounding the history of %s failed", self.path)
+                finally:
+                    self._mcp_metadata = b""
+                    # Only now: a history read waiting for this write must not see the rows past the bound.
+                    if agent:
+                        recorder.writing(-1)
+
+        async def _mcp_bound(self) -> None:
+            if self._mcp_rows is None:
+                self._mcp_rows = await count_rows(self)
+            else:
+                self._mcp_rows += 1
+            if self._mcp_rows > max_updates:
+                # Squash down to 90% of the bound so trimming runs once per many writes, not on each one.
+                await trim(self, max(2, int(max_updates * 0.9)))
+                self._mcp_rows = await count_rows(self)
+
+    ProvenanceYStore.__name__ = f"Provenance{base.__name__}"
+    return ProvenanceYStore
+
+
+async def count_rows(store: Any) -> int:
+    async with store.lock, store._db:
+        cursor = await store._db.cursor()
+        await cursor.execute("SELECT COUNT(*) FROM yupdates WHERE path = ?", (store.path,))
+        (count,) = await cursor.fetchone()
+    return int(count)
+
+
+async def trim(store: Any, max_updates: int) -> int:
+    """Squash the oldest rows of ``store``'s document into one base row so at most ``max_updates`` remain."""
+    async with store.lock, store._db:
+        cursor = await store._db.cursor()
+        await cursor.execute("SELECT COUNT(*) FROM yupdates WHERE path = ?", (store.path,))
+        (count,) = await cursor.fetchone()
+        excess = count - max_updates + 1  # the base row takes one place
+        if excess < 2:
+            return 0
+        await cursor.execute(
+            "SELECT rowid, yupdate, timestamp FROM yupdates WHERE path = ? ORDER BY timestamp, rowid LIMIT ?",
+            (store.path, excess),
+        )
+        rows = await cursor.fetchall()
+        doc: Doc[Any] = Doc()
+        for _, update, _ in rows:
+            doc.apply_update(store._decompress(update) if store._decompress else update)
+        squashed = doc.get_update()
+        if store._compress:
+            squashed = store._compress(squashed)
+        last_rowid, last_ts = rows[-1][0], rows[-1][2]
+        meta = json.dumps({"source": "user", "summary": "older history (squashed)", "squashed": len(rows)})
+        await cursor.execute(f"DELETE FROM yupdates WHERE rowid IN ({','.join('?' * len(rows))})", [r[0] for r in rows])
+        # Reuse the newest squashed row's id and time so the base stays first in both orders.
+        await cursor.execute(
+            "INSERT INTO yupdates (rowid, path, yupdate, metadata, timestamp) VALUES (?, ?, ?, ?, ?)",
+            (last_rowid, store.path, squashed, meta.encode(), last_ts),
+        )
+    return len(rows)
+
+
+def read_rows(db_path: str, key: str, *, upto: int | None = None, updates: bool = False) -> list[Row]:
+    """Rows of one document, oldest first (runs in a worker thread: plain sqlite3, its own connection)."""
+    columns = "rowid, metadata, timestamp" + (", yupdate" if updates else "")
+    connection = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5.0)
+    try:
+        cursor = connection.execute(
+            f"SELECT {columns} FROM yupdates WHERE path = ? ORDER BY timestamp, rowid",
+            (key,),
+        )
+        rows = []
+        for record in cursor:
+            meta = _metadata(record[1])
+            rows.append(Row(record[0], record[2], meta, record[3] if updates else None))
+            if upto is not None and record[0] == upto:
+                break
+        return rows
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return []
+        raise
+    finally:
+        connection.close()
+
+
+class MetadataCache:
+    """Each document's metadata rows, kept and extended by what was added since (listing reads only that).
+
+    A count check catches squashes (rows deleted or rewritten): then the document is read again in full.
+    Bounded to the ``size`` documents read last.
+    """
+
+    def __init__(self, size: int = 32) -> None:
+        self.size = size
+        self._rows: OrderedDict[str, list[Row]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def read(self, db_path: str, key: str) -> list[Row]:
+        """Rows of one document, oldest first (runs in a worker thread)."""
+        with self._lock:
+            cached = self._rows.get(key)
+        rows = self._extend(db_path, key, cached) if cached is not None else None
+        if rows is None:
+            rows = read_rows(db_path, key)
+        with self._lock:
+            self._rows[key] = rows
+            self._rows.move_to_end(key)
+            while len(self._rows) > self.size:
+                self._rows.popitem(last=False)
+        return list(rows)
+
+    @staticmethod
+    def _extend(db_path: str, key: str, cached: list[Row]) -> list[Row] | None:
+        """``cached`` plus the rows added since, or None when rows were squashed or rewritten meanwhile."""
+        last = cached[-1] if cached else None
+        connection = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5.0)
+        try:
+            (count,) = connection.execute("SELECT COUNT(*) FROM yupdates WHERE path = ?", (key,)).fetchone()
+            cursor = connection.execute(
+                "SELECT rowid, metadata, timestamp FROM yupdates WHERE path = ? AND rowid > ? "
+                "ORDER BY timestamp, rowid",
+                (key, last.rowid if last else 0),
+            )
+            new = [Row(r[0], r[2], _metadata(r[1])) for r in cursor]
+        except sqlite3.OperationalError:
+            return None
+        finally:
+            connection.close()
+        in_order = not new or last is None or new[0].timestamp >= last.timestamp
+        return cached + new if len(cached) + len(new) == count and in_order else None
+
+
+def _metadata(raw: Any) -> dict[str, Any]:
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except (ValueError, TypeError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def replay(rows: list[Row]) -> Doc[Any]:
+    """The document as it was after the last of ``rows``."""
+    doc: Doc[Any] = Doc()
+    with doc.transaction():
+        for row in rows:
+            if row.update:
+                doc.apply_update(row.update)
+    return doc

@@ -1,0 +1,388 @@
+"""One call's view of a live notebook: reads by slice, edits as one agent transaction.
+
+A :class:`NotebookView` wraps the room's live ``YNotebook`` for the duration of one tool call. Use it
+synchronously, right after :meth:`RoomsAdapter.notebook` returned it: the room can be deleted at any
+``await`` (its last browser left), and an edit to a stale document "succeeds" and is lost. Every
+mutating method validates everything first and then applies all of its changes inside one
+``transaction(origin=AGENT_ORIGIN)``, so a batch is all or nothing and observers can tell agent edits
+from human ones.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import uuid
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from pycrdt import Map
+
+from jupyter_pair_mcp.adapters.rooms.cellindex import CellIndex, cells_json
+from jupyter_pair_mcp.adapters.rooms.cellmerge import end_of_change, merged_change
+from jupyter_pair_mcp.adapters.rooms.cells import (
+    BaseFinder,
+    CellChange,
+    CellData,
+    CellUpdate,
+    Match,
+    NewCell,
+    cell_data,
+    cells_text,
+    check_type,
+    nbformat_cell,
+    search_snapshot,
+    source_text,
+)
+from jupyter_pair_mcp.adapters.rooms.edits import UNDOABLE, EditJournal
+from jupyter_pair_mcp.adapters.rooms.edits import Edit as JournalEdit
+from jupyter_pair_mcp.adapters.rooms.merge import Hunk, apply, apply_hunks, rebase
+from jupyter_pair_mcp.adapters.rooms.replace import Replacement
+from jupyter_pair_mcp.errors import Conflict, InvalidArgument, NotFound
+
+#: Transaction origin of every edit we make (history and subscriptions tell agents apart by it).
+AGENT_ORIGIN = "jupyter-pair-mcp"
+
+
+class NotebookView:
+    """The live notebook behind one tool call."""
+
+    def __init__(
+        self, notebook: Any, index: CellIndex, path: str, *, journal: EditJournal | None = None, actor: Any = None
+    ) -> None:
+        self._nb = notebook
+        self._cells = notebook.ycells
+        self._index = index
+        self.path = path
+        self.journal = journal or EditJournal()
+        self.actor = actor
+
+    @property
+    def ydoc(self) -> Any:
+        return self._nb.ydoc
+
+    @contextlib.contextmanager
+    def edit(
+        self, summary: str, *, source: str = "agent", cell_id: str | None = None, offset: int | None = None
+    ) -> Iterator[JournalEdit]:
+        """One agent transaction, announced to the journal (history, undo, presence) around its commit.
+
+        The actor's own origin marks its edits and restores so that its undo finds exactly those;
+        execution output writes (``source="run"``) use the shared origin, so undo never takes them back.
+        """
+        origin = self.actor.origin if self.actor is not None and source in UNDOABLE else AGENT_ORIGIN
+        record = JournalEdit(self.path, "notebook", self.actor, summary, source, cell_id, offset)
+        self._index.forget_fetched()  # positions move inside the transaction, before any event says so
+        try:
+            with self.journal.recording(self._nb.ydoc, record), self._nb.ydoc.transaction(origin=origin):
+                yield record
+        finally:
+            self._index.forget_fetched()
+
+    # -- addressing -------------------------------------------------------------------------------
+    @property
+    def cell_count(self) -> int:
+        return len(self._cells)
+
+    def _range_text(self) -> str:
+        n = self.cell_count
+        return f"notebook has {n} cells (0-{n - 1})" if n else "notebook has no cells"
+
+    def check_index(self, index: int, *, allow_end: bool = False) -> int:
+        limit = self.cell_count + (1 if allow_end else 0)
+        if index < 0:
+            raise InvalidArgument(f"cell index {index} is negative: indexes start at 0 ({self._range_text()})")
+        if index >= limit:
+            raise InvalidArgument(f"cell index {index} out of range: {self._range_text()}")
+        return index
+
+    def resolve(self, cell_id: str | None = None, index: int | None = None) -> int:
+        """The index of the addressed cell: by id first; an index given too must agree."""
+        if cell_id is None and index is None:
+            raise InvalidArgument("name the cell: give cell_id (preferred) or index")
+        if cell_id is None:
+            assert index is not None
+            return self.check_index(index)
+        position = self._index.position(cell_id)
+        if position is None:
+            raise NotFound(f"no cell with id {cell_id!r} in {self.path}: read the notebook for current cell ids")
+        if index is not None and index != position:
+            raise Conflict(
+                f"cell {cell_id!r} is at index {position}, not {index}: the notebook changed; "
+                "address cells by id, or re-read the notebook"
+            )
+        return position
+
+    @property
+    def ids(self) -> list[str]:
+        return list(self._index.ids)
+
+    def ycell(self, cell_id: str) -> Any:
+        """The live cell map of ``cell_id`` (for writers that edit inside a cell, like execution)."""
+        return self._live(self.resolve(cell_id=cell_id))
+
+    def _live(self, index: int) -> Any:
+        """The live cell at ``index``: the one a lookup just fetched, or a walk of the array."""
+        ycell = self._index.fetched(index)
+        return self._cells[index] if ycell is None else ycell
+
+    def transaction(self, summary: str = "wrote outputs") -> Any:
+        """One transaction writing execution state and outputs (history shows it as the agent's run)."""
+        return self.edit(summary, source="run")
+
+    # -- reads ------------------------------------------------------------------------------------
+    def cell(self, index: int) -> CellData:
+        return cell_data(index, self._live(index).to_py() or {})
+
+    def cells(self, indexes: Iterable[int]) -> Iterator[CellData]:
+        """The cells at ``indexes``, in that order. Each cell costs a walk of the array up to it, so once the walks
+        would cost more than one linear snapshot of every cell, the rest is read from that snapshot: a range
+        costs O(N) at most, never O(N²). Consume it synchronously (no await in between)."""
+        budget = 2 * self.cell_count + 64  # array steps a snapshot costs, roughly
+        snapshot: list[dict[str, Any]] | None = None
+        for i in indexes:
+            if snapshot is None:
+                budget -= i + 1
+                if budget < 0:
+                    snapshot = cells_json(self._cells)
+            yield self.cell(i) if snapshot is None else cell_data(i, snapshot[i])
+
+    def id_at(self, index: int) -> str:
+        """The id of the cell at ``index`` (from the index: no cell is read)."""
+        return self._index.ids[index]
+
+    def code_cell_ids(self, start: int, end: int) -> list[str]:
+        """Ids of the code cells in ``start:end``, from the index (no cell is read)."""
+        return self._index.code_ids(start, end)
+
+    def notebook_metadata(self) -> dict[str, Any]:
+        """``kernelspec``, ``language_info`` and the nbformat version, without converting cells."""
+        meta = self._nb.ydoc.get("meta", type=Map)
+        metadata = meta.get("metadata")
+        wanted = {}
+        if metadata is not None:
+            for key in ("kernelspec", "language_info"):
+                value = metadata.get(key)
+                wanted[key] = value.to_py() if hasattr(value, "to_py") else value
+        major, minor = meta.get("nbformat", 4), meta.get("nbformat_minor", 5)
+        return {**wanted, "nbformat": f"{int(major)}.{int(minor)}"}
+
+    def set_metadata(
+        self, values: dict[str, Any], summary: str, *, unless_same: dict[str, tuple[str, Any]] | None = None
+    ) -> None:
+        """Set notebook-level metadata keys in one agent edit, key by key as JupyterLab's ``setMetadata`` does (a
+        collaborator's concurrent change of another key is kept). ``unless_same`` maps a key to ``(field, value)``:
+        the value is written only when the current one's ``field`` differs from ``value[field]``."""
+        meta = self._nb.ydoc.get("meta", type=Map)
+        writes = dict(values)
+        metadata = meta.get("metadata")
+        current_of = metadata if isinstance(metadata, Map | dict) else {}
+        for key, (field_name, value) in (unless_same or {}).items():
+            current: Any = current_of.get(key)
+            if hasattr(current, "to_py"):
+                current = current.to_py()
+            if not (isinstance(current, dict) and current.get(field_name) == value.get(field_name)):
+                writes[key] = value
+        with self.edit(summary):
+            if not isinstance(metadata, Map):  # absent, or a plain value: make it the map JupyterLab expects
+                meta["metadata"] = Map({**(metadata if isinstance(metadata, dict) else {}), **writes})
+                return
+            for key, value in writes.items():
+                metadata[key] = value
+
+    def counts(self) -> dict[str, int]:
+        """Cells by type and how many code cells have run, from the index (no cell is read)."""
+        return self._index.counts()
+
+    def all_cells(self) -> list[CellData]:
+        """Every cell in one linear pass (whole-notebook views; index access would be quadratic)."""
+        return [cell_data(i, raw) for i, raw in enumerate(cells_json(self._cells))]
+
+    def sources(self) -> list[tuple[str, str, str]]:
+        """(id, cell_type, source) of every cell in one linear pass (search and replace need them all)."""
+        cells = cells_json(self._cells)
+        return [
+            (str(c.get("id", "")), str(c.get("cell_type", "code")), source_text(c.get("source", ""))) for c in cells
+        ]
+
+    def snapshot(self) -> str:
+        """Every cell as JSON text, from Rust in one linear pass (~6 ms per 10,000 cells): what whole-notebook
+        work (search) reads, parsed and scanned in a worker thread so the loop is not held meanwhile."""
+        with self._cells.doc.transaction() as txn:
+            return str(self._cells.integrated.to_json(txn._txn))
+
+    def search(self, pattern: re.Pattern[str], cell_type: str | None, max_results: int) -> tuple[list[Match], bool]:
+        return search_snapshot(self.snapshot(), pattern, cell_type, max_results)
+
+    # -- edits ------------------------------------------------------------------------------------
+    def insert(self, cells: list[NewCell], at: int | list[int]) -> list[tuple[int, str, str]]:
+        """Insert cells in one transaction: all from index ``at``, or each at its own index of ``at`` (applied
+        in order, each counting the cells inserted before it). Returns (final index, id, type) per cell."""
+        count = self.cell_count
+        positions = [at + k for k in range(len(cells))] if isinstance(at, int) else list(at)
+        for k, position in enumerate(positions):
+            if position < 0 or position > count + k:
+                where = "start_position" if isinstance(at, int) else f"positions[{k}]"
+                raise InvalidArgument(
+                    f"{where} {position} out of range: there are {count + k} cells then, so 0-{count + k}"
+                )
+        for cell in cells:
+            check_type(cell.cell_type)
+        ids = [str(uuid.uuid4()) for _ in cells]
+        ycells = [
+            self._nb.create_ycell({**nbformat_cell(c.cell_type, c.source, c.metadata), "id": cell_id})
+            for c, cell_id in zip(cells, ids, strict=True)
+        ]
+        summary = f"inserted {cells_text(ids)} at {positions[0] if positions else count}"
+        final: list[int] = []
+        with self.edit(
+            summary, cell_id=ids[-1] if ids else None, offset=len(cells[-1].source) if cells else None
+        ) as record:
+            for position, ycell in zip(positions, ycells, strict=True):
+                self._cells.insert(position, ycell)
+                final = [i + 1 if i >= position else i for i in final] + [position]
+            record.text = ycells[-1]["source"] if ycells else None
+        return [(final[k], ids[k], cells[k].cell_type) for k in range(len(cells))]
+
+    def update(self, changes: list[CellChange], bases: BaseFinder | None = None) -> list[CellUpdate]:
+        """Apply a batch of cell updates in one transaction, each merged from its base; all or nothing."""
+        plan: list[tuple[int, Any, str, CellChange, list[Hunk], str]] = []
+        seen: set[int] = set()
+        with self.ydoc.transaction():  # one transaction for all the reads: each of its own costs ~0.1 ms to end
+            for change in changes:
+                self._plan_update(change, bases, seen, plan)
+        ids = [self._index.ids[i] for i, *_ in plan]
+        offset = end_of_change(plan[-1][4]) if plan else None
+        with self.edit(f"updated {cells_text(ids)}", cell_id=ids[-1] if ids else None, offset=offset) as record:
+            for index, ycell, live, change, hunks, _ in plan:
+                if change.cell_type is not None and change.cell_type != ycell.get("cell_type"):
+                    record.text = self._retype(index, change.cell_type, apply(live, hunks))["source"]
+                else:
+                    if hunks:
+                        apply_hunks(ycell["source"], live, hunks)
+                    record.text = ycell["source"]
+        return [CellUpdate(index, cell_id, text) for (index, *_, text), cell_id in zip(plan, ids, strict=True)]
+
+    def _plan_update(
+        self,
+        change: CellChange,
+        bases: BaseFinder | None,
+        seen: set[int],
+        plan: list[tuple[int, Any, str, CellChange, list[Hunk], str]],
+    ) -> None:
+        """Check one update of a batch and add what it will apply to ``plan`` (nothing is applied here)."""
+        index = self.resolve(change.cell_id, change.index)
+        if index in seen:
+            raise InvalidArgument(f"cell at index {index} is updated twice in one batch: merge the updates")
+        seen.add(index)
+        if change.cell_type is not None:
+            check_type(change.cell_type)
+        if change.source is not None and change.operations is not None:
+            raise InvalidArgument(f"update of cell {index} gives both content and operations: give one")
+        if change.source is None and change.operations is None and change.cell_type is None:
+            raise InvalidArgument(f"update of cell {index} changes nothing: give content, operations or cell_type")
+        ycell = self._live(index)
+        cell_id = self._index.ids[index]
+        live = str(ycell["source"])
+        if change.expected_source is not None and live != change.expected_source:
+            raise Conflict(
+                f"cell {cell_id!r} changed since read (its source is not expected_source): "
+                "re-read the cell and retry; nothing was applied"
+            )
+        # A retype needs no base; expected_source (without a revision) says the agent read the live text.
+        edits = change.source is not None or change.operations is not None
+        read_live = change.expected_source is not None and change.base_revision is None
+        base = bases(change.base_revision, live, cell_id) if bases is not None and edits and not read_live else None
+        hunks, text = merged_change(cell_id, live, change, base)
+        plan.append((index, ycell, live, change, hunks, text))
+
+    def delete(self, indexes: list[int]) -> list[CellData]:
+        unique = sorted(set(indexes))
+        removed = [self.cell(i) for i in unique]
+        with self.edit(f"deleted {cells_text([c.id for c in removed])}"):
+            for i in reversed(unique):
+                del self._cells[i]
+        return removed
+
+    def move(self, index: int, to_index: int) -> str:
+        to_index = self.check_index(to_index)
+        cell = self._live(index).to_py() or {}
+        cell.pop("execution_state", None)
+        if index == to_index:
+            return str(cell.get("id", ""))
+        # pycrdt 0.14 has no Array.move: delete and re-insert the same content and id together.
+        ycell = self._nb.create_ycell(cell)
+        cell_id = str(cell.get("id", ""))
+        with self.edit(f"moved cell {cell_id} from {index} to {to_index}", cell_id=cell_id, offset=0) as record:
+            del self._cells[index]
+            self._cells.insert(to_index, ycell)
+            record.text = ycell["source"]
+        return str(cell.get("id", ""))
+
+    def fetch_cells(self, plan: list[Replacement], into: list[Any], walk_budget: int) -> None:
+        """Append to ``into`` the live cells of the next planned replacements, where the snapshot saw them, until
+        about ``walk_budget`` cells of the array were walked (each fetch walks the array up to its cell): the
+        caller fetches the rest in later loop turns, so 10,000 cells never cost one step O(cells²)."""
+        count, walked = self.cell_count, 0
+        with self.ydoc.transaction():  # one transaction for all the reads: each of its own costs ~0.3 ms to end
+            while len(into) < len(plan) and walked <= walk_budget:
+                index = plan[len(into)].index
+                walked += index + 64  # the walk, and the fetch's own cost
+                into.append(self._cells[index] if index < count else None)
+
+    def apply_replacements(self, plan: list[Replacement], cells: list[Any]) -> list[tuple[int, str, int]]:
+        """Apply a replace planned off the loop (``replace.py``) in one transaction; (index, id, count) per cell.
+
+        ``cells`` are the live cells :meth:`fetch_cells` found where the snapshot saw each planned cell (a cell
+        deleted since reads as empty: it is looked up again). A cell whose source changed since the snapshot
+        gets the plan moved onto its live text, past what was typed meanwhile; :class:`MergeConflict` (typing
+        inside a match) or :class:`NotFound` (the cell was deleted) means the caller plans again from a new
+        snapshot. Nothing is applied then.
+        """
+        if not plan:
+            return []
+        targets: list[tuple[int, Any, str, list[Hunk], Replacement]] = []
+        with self.ydoc.transaction():  # one transaction for all the reads: each of its own costs ~0.3 ms to end
+            for planned, ycell in zip(plan, cells, strict=True):
+                index = planned.index
+                if ycell is None or ycell.get("id") != planned.cell_id:  # moved or deleted meanwhile: look it up
+                    index = self.resolve(cell_id=planned.cell_id)
+                    ycell = self._live(index)
+                live = str(ycell["source"])
+                hunks = planned.hunks if live == planned.source else rebase(planned.source, planned.hunks, live)
+                targets.append((index, ycell, live, hunks, planned))
+        count = sum(p.count for p in plan)
+        ids = [p.cell_id for p in plan]
+        with self.edit(f"replaced {count} match{'es' if count != 1 else ''} in {cells_text(ids)}"):
+            for _, ycell, live, hunks, _ in targets:
+                apply_hunks(ycell["source"], live, hunks)
+        return [(index, planned.cell_id, planned.count) for index, *_, planned in targets]
+
+    def clear_outputs(self) -> None:
+        """Empty every code cell's outputs and execution count (after a kernel restart, say).
+
+        Only cells that have something to clear are visited (found in one linear snapshot): each visit walks the
+        array up to the cell, and pycrdt has no linear iteration over live cells.
+        """
+        touched = [
+            i
+            for i, cell in enumerate(cells_json(self._cells))
+            if cell.get("cell_type") == "code" and (cell.get("outputs") or cell.get("execution_count") is not None)
+        ]
+        with self.edit("cleared all outputs", source="run"):
+            for i in touched:
+                ycell = self._cells[i]
+                outputs = ycell.get("outputs")
+                if outputs is not None:
+                    outputs.clear()
+                ycell["execution_count"] = None
+
+    def _retype(self, index: int, cell_type: str, source: str) -> Any:
+        old = self._live(index).to_py() or {}
+        cell = nbformat_cell(cell_type, source, dict(old.get("metadata") or {}))
+        cell["id"] = old.get("id")
+        if cell_type == "code" and old.get("cell_type") == "code":
+            cell["outputs"] = old.get("outputs", [])
+        ycell = self._nb.create_ycell(cell)
+        self._cells[index] = ycell
+        return ycell

@@ -1,0 +1,153 @@
+"""Writing a room's document to its file when it matters: on demand, when a room closes, before the server stops.
+
+jupyter-collaboration writes a room ``document_save_delay`` after its last change (debounced), and its
+save task swallows the outcome: a failed write is logged, a file changed on disk is reloaded over the
+room, a read-only file is skipped — and the task returns None in every case, so awaiting it cannot
+tell whether the file holds the content. :func:`write_room` therefore writes through the room's own
+file loader, the same call and lock the autosave uses, which returns the saved model or raises, and
+turns every outcome other than "written" into a typed error.
+
+Nothing in the server waits for a pending autosave when it stops: the loop ends while the save task
+still sleeps out its delay, and the edits in it are lost. :func:`unsaved` takes note, at the start of
+the stop, of the rooms that have changes on their way to disk, and :func:`save_unsaved` writes them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from tornado.web import HTTPError
+
+from jupyter_pair_mcp.errors import Conflict, NotFound, PermissionDenied, Unavailable
+
+log = logging.getLogger(__name__)
+
+#: Seconds a save waits for a load of the room's file (its first load, or a reload after an out-of-band
+#: change) to finish: the content written must be what the room holds after it.
+LOAD_WAIT = 30.0
+
+
+def save_pending(room: Any) -> bool:
+    """Whether the room's debounced autosave is waiting or writing right now (it has changes not on disk)."""
+    task = getattr(room, "_saving_document", None)
+    return task is not None and not task.done()
+
+
+def is_document_room(room: Any) -> bool:
+    return hasattr(room, "_file") and hasattr(room, "_document") and hasattr(room, "_update_lock")
+
+
+async def write_room(room: Any, path: str) -> None:
+    """Write the room's document to its file now; return only once the file holds it, else raise.
+
+    Raises :class:`Conflict` when the file changed on disk since the room loaded it (the room then
+    reloads the file, as jupyter-collaboration's own save does), :class:`NotFound` when the file is
+    gone, :class:`PermissionDenied` when it is read-only, :class:`Unavailable` for anything else.
+    """
+    lock = room._update_lock
+    try:
+        await asyncio.wait_for(lock.acquire(), LOAD_WAIT)
+    except TimeoutError:
+        raise Unavailable(f"{path!r} is still being loaded from disk; retry in a moment") from None
+    try:
+        content = room._document.get()  # after any load: what people and agents see now
+    finally:
+        lock.release()
+    pending = getattr(room, "_saving_document", None)
+    if pending is not None and not pending.done():
+        pending.cancel()  # it would write what we are writing now; a write already under way completes first
+    model = {"format": room.file_format, "type": room.file_type, "content": content}
+    try:
+        saved = await room._file.maybe_save_content(model)
+    except HTTPError as exc:
+        log.warning("Saving %s failed: HTTP %s", path, exc.status_code, exc_info=True)
+        if exc.status_code == 404:
+            raise NotFound(f"{path!r} no longer exists on disk, so nothing was written") from None
+        if exc.status_code == 403:
+            raise PermissionDenied(f"the server may not write {path!r}; nothing was written") from None
+        raise Unavailable(
+            f"writing {path!r} failed (HTTP {exc.status_code}): nothing was written; the server log has the details"
+        ) from None
+    except Exception as exc:
+        from jupyter_server_ydoc.utils import OutOfBandChanges  # installed: the room is one of its rooms
+
+        if isinstance(exc, OutOfBandChanges):
+            await _reload(room, path)
+            raise Conflict(
+                f"{path!r} changed on disk since it was opened (another program wrote it), so it was not "
+                "overwritten; the live document now holds the file's content: read it again and redo the edits"
+            ) from None
+        log.warning("Saving %s failed", path, exc_info=True)
+        raise Unavailable(
+            f"writing {path!r} failed ({type(exc).__name__}): nothing was written; the server log has the details"
+        ) from None
+    if not saved:
+        raise PermissionDenied(f"{path!r} is read-only on disk; nothing was written")
+    async with lock:  # as the room does after its own saves; the lock keeps this out of autosave
+        room._document.dirty = False
+        room._document.hash = saved.get("hash")
+
+
+async def _reload(room: Any, path: str) -> None:
+    """Load the changed file into the room, as jupyter-collaboration does when its save meets one."""
+    try:
+        await room._on_outofband_change()
+    except Exception:
+        log.warning("Reloading %s after an out-of-band change failed", path, exc_info=True)
+
+
+@dataclass(frozen=True)
+class Unsaved:
+    """Rooms as they were when the server began to stop: which had a save pending, and each one's state."""
+
+    rooms: dict[str, tuple[Any, bytes, bool]]  # room id -> (room, state vector, save pending)
+
+
+def unsaved(rooms: dict[str, Any]) -> Unsaved:
+    """Take note (synchronously: before any other extension's stop runs) of the document rooms and their state."""
+    noted = {}
+    for room_id, room in list(rooms.items()):
+        if is_document_room(room) and getattr(room, "ready", False):
+            noted[room_id] = (room, bytes(room.ydoc.get_state()), save_pending(room))
+    return Unsaved(noted)
+
+
+async def save_unsaved(before: Unsaved, rooms: dict[str, Any], timeout: float) -> list[str]:
+    """Write every room that had a save pending when the stop began, or changed since; return their room ids.
+
+    A room nobody changed is not written (its file keeps its exact bytes). Failures are logged, not
+    raised: the server is stopping and every other room still gets its chance. Bounded by ``timeout``;
+    each write is shielded by the loader, so a bound hit abandons waiting rooms, never a half-written file.
+    """
+    candidates = dict(before.rooms)
+    for room_id, room in list(rooms.items()):
+        if room_id not in candidates and is_document_room(room) and getattr(room, "ready", False):
+            candidates[room_id] = (room, b"", save_pending(room))  # opened during the stop
+    due = [
+        (room_id, room)
+        for room_id, (room, state, pending) in candidates.items()
+        if pending or (state and bytes(room.ydoc.get_state()) != state)
+    ]
+
+    async def save(room_id: str, room: Any) -> str | None:
+        path = room_id
+        with contextlib.suppress(Exception):  # the file id may be gone with the file
+            path = str(room._file.path)
+        try:
+            await write_room(room, path)
+        except Exception as exc:
+            log.error("Could not save %s before the server stopped: %s", path, exc)
+            return None
+        log.info("Saved %s before the server stopped", path)
+        return room_id
+
+    try:
+        done = await asyncio.wait_for(asyncio.gather(*(save(room_id, room) for room_id, room in due)), timeout)
+    except TimeoutError:
+        log.error("Saving open documents before the server stopped took longer than %s s", timeout)
+        return []
+    return [room_id for room_id in done if room_id is not None]

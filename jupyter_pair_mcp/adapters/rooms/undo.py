@@ -1,0 +1,103 @@
+"""Undo for agents: each actor can take back its own edits and nobody else's.
+
+One pycrdt ``UndoManager`` per (live document, actor), created just before the actor's first edit in
+that document (a manager only sees transactions made after it exists), tracking only that actor's
+transaction origin, with ``capture_timeout_millis=0`` so each tool call is one undo step. A restore is
+one of those steps: it runs under the actor's origin too, so undo never reaches past it to an older
+edit (which would re-apply that edit's inverse onto the restored content). Undoing is a
+CRDT operation on the actor's own items: what people typed elsewhere since survives. The document's
+built-in undo manager tracks the humans' edits; we never use it. Managers die with their document
+(a room that closed and reopened starts with a fresh stack: use history restore for older edits).
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+from pycrdt import Array, Map, Text, UndoManager
+
+from jupyter_pair_mcp.adapters.rooms.cellindex import cells_json
+from jupyter_pair_mcp.adapters.rooms.edits import UNDOABLE, Edit, EditJournal
+
+
+@dataclass
+class _Stack:
+    manager: UndoManager
+    summaries: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class UndoResult:
+    undone: list[str]  # summaries of the edits taken back, newest first
+    removed_cells: list[str]  # notebook cells that disappeared (inserted by the undone edits)
+    remaining: int = 0  # the actor's edits still undoable in the document
+
+
+class UndoTracker:
+    def __init__(self, journal: EditJournal) -> None:
+        self._stacks: weakref.WeakKeyDictionary[Any, dict[str, _Stack]] = weakref.WeakKeyDictionary()
+        journal.before_edit(self._prepare)
+        journal.on_edit(self._recorded)
+        self._journal = journal
+        self._last_doc: dict[str, Any] = {}  # actor origin -> a weak ref to the doc of its last edit
+
+    def _prepare(self, ydoc: Any, edit: Edit) -> None:
+        if edit.source not in UNDOABLE or edit.actor is None:
+            return
+        stacks = self._stacks.setdefault(ydoc, {})
+        origin = edit.actor.origin
+        if origin not in stacks:
+            scopes: list[Any] = (
+                [ydoc.get("cells", type=Array), ydoc.get("meta", type=Map)]
+                if edit.kind == "notebook"
+                else [ydoc.get("source", type=Text)]
+            )
+            manager = UndoManager(scopes=scopes, capture_timeout_millis=0)
+            manager.include_origin(origin)
+            stacks[origin] = _Stack(manager)
+        self._last_doc[origin] = weakref.ref(ydoc)
+
+    def _recorded(self, edit: Edit) -> None:
+        if edit.source not in UNDOABLE or edit.actor is None or edit.details.get("undo"):
+            return
+        ref = self._last_doc.get(edit.actor.origin)
+        ydoc = ref() if ref is not None else None
+        stack = self._stacks.get(ydoc, {}).get(edit.actor.origin) if ydoc is not None else None
+        if stack is None:
+            return
+        depth = len(stack.manager.undo_stack)
+        if depth > len(stack.summaries):
+            stack.summaries.append(edit.summary)
+        del stack.summaries[: max(0, len(stack.summaries) - depth)]
+
+    def undo(self, ydoc: Any, actor: Any, count: int, *, path: str, kind: str) -> UndoResult:
+        """Undo the actor's last ``count`` edits in ``ydoc`` as one recorded agent edit."""
+        stack = self._stacks.get(ydoc, {}).get(actor.origin)
+        available = len(stack.manager.undo_stack) if stack is not None else 0
+        count = min(count, available)
+        if stack is None or count == 0:
+            return UndoResult([], [], available)
+        before = _cell_ids(ydoc) if kind == "notebook" else []
+        undone = list(reversed(stack.summaries[-count:]))
+        summary = f"undid {count} edit{'s' if count != 1 else ''}: " + "; ".join(undone)
+        # pycrdt's undo opens its own transaction, so the journal records it without an outer one.
+        record = Edit(path, kind, actor, summary[:500], "agent", details={"undo": True})
+        with self._journal.recording(ydoc, record):
+            for _ in range(count):
+                stack.manager.undo()
+        del stack.summaries[len(stack.summaries) - count :]
+        after = set(_cell_ids(ydoc)) if kind == "notebook" else set()
+        removed = [cell_id for cell_id in before if cell_id not in after]
+        return UndoResult(undone, removed, len(stack.manager.undo_stack))
+
+    def forget(self, actor: Any) -> None:
+        """Drop an ended session's undo stacks."""
+        self._last_doc.pop(actor.origin, None)
+        for stacks in list(self._stacks.values()):
+            stacks.pop(actor.origin, None)
+
+
+def _cell_ids(ydoc: Any) -> list[str]:
+    return [str(c.get("id", "")) for c in cells_json(ydoc.get("cells", type=Array))]

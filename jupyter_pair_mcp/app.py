@@ -1,0 +1,361 @@
+"""The Jupyter server extension: configuration and wiring, no behaviour.
+
+Everything the endpoint needs is built once here and hangs off this object (tests run several
+servers in one process, so nothing lives in module globals).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import logging
+import os
+import secrets
+from typing import TYPE_CHECKING, Any
+
+from jupyter_core.paths import jupyter_data_dir
+from jupyter_server.extension.application import ExtensionApp
+from jupyter_server.utils import url_path_join
+from traitlets import Bool, Float, Int, List, TraitError, Unicode, validate
+
+from jupyter_pair_mcp._version import __version__
+from jupyter_pair_mcp.adapters.contents.adapter import ContentsAdapter
+from jupyter_pair_mcp.adapters.kernels.adapter import KernelsAdapter
+from jupyter_pair_mcp.adapters.rooms import RoomsAdapter
+from jupyter_pair_mcp.groups import GROUPS
+from jupyter_pair_mcp.limits import Limits
+from jupyter_pair_mcp.protocol.subscriptions import SubscriptionManager
+from jupyter_pair_mcp.services.actors import Actors
+from jupyter_pair_mcp.services.execution import ExecutionService
+from jupyter_pair_mcp.services.forks import ForkService
+from jupyter_pair_mcp.services.history import HistoryService
+from jupyter_pair_mcp.services.presence import PresenceService
+from jupyter_pair_mcp.transport.exitguard import install as install_exit_guard
+from jupyter_pair_mcp.transport.handlers import MCPHandler
+from jupyter_pair_mcp.transport.ratelimit import RateLimiter
+
+if TYPE_CHECKING:  # the MCP SDK is imported when the endpoint is built, not with the extension
+    from jupyter_pair_mcp.protocol.endpoint import Endpoint
+    from jupyter_pair_mcp.protocol.event_store import MemoryEventStore
+    from jupyter_pair_mcp.protocol.sessions import ManagerRunner
+
+
+#: Seconds the stop may spend writing open documents' unsaved changes (each write is shielded: a bound hit
+#: abandons the rooms still waiting, never a file half written).
+SAVE_AT_STOP_TIMEOUT = 30.0
+
+
+class JupyterPairMCP(Limits, ExtensionApp):
+    """Serves a Model Context Protocol endpoint at ``{base_url}mcp`` on the Jupyter server."""
+
+    name = "jupyter_pair_mcp"
+    description = "MCP endpoint for AI agents working in live, collaborative notebooks."
+    load_other_extensions = True
+    version = __version__
+
+    tool_groups = List(
+        Unicode(),
+        default_value=list(GROUPS),
+        help="""Tool groups to expose, from: notebook, execution, document, history, awareness.
+        Default: all of them. Remove a group to hide all its tools from every client.""",
+    ).tag(config=True)
+
+    read_only = Bool(
+        False,
+        help="""Expose only tools that cannot change anything (reads, listings, searches).
+        Default: False.""",
+    ).tag(config=True)
+
+    output_schemas = Bool(
+        False,
+        help="""List each tool's output schema in tools/list. Results carry structured content (JSON)
+        either way; the schemas add about 27 KB to the tool list every agent reads, and SDK clients
+        that validate results against them spend 1-4 s on their first tool call building the
+        validator. Default: False.""",
+    ).tag(config=True)
+
+    session_idle_timeout = Float(
+        1800.0,
+        help="""Seconds after which an MCP session with no request in flight and no open stream is
+        closed; its id then answers 404 and the client starts a new session. 0 disables the
+        timeout. Default: 1800 (30 minutes).""",
+    ).tag(config=True)
+
+    sse_retry_interval = Int(
+        1000,
+        help="""Milliseconds a client should wait before reconnecting a closed SSE stream (sent as
+        the SSE 'retry:' field). Default: 1000.""",
+    ).tag(config=True)
+
+    shutdown_timeout = Float(
+        5.0,
+        help="""Seconds the server waits at shutdown for MCP sessions and streams to close before
+        cancelling them. Default: 5.""",
+    ).tag(config=True)
+
+    allow_symlinks_outside_root = Bool(
+        False,
+        help="""Let tools follow symbolic links that lead outside the Jupyter root. Default: False
+        (such paths are refused, although Jupyter's contents manager would follow them).""",
+    ).tag(config=True)
+
+    max_listed_directories = Int(
+        2000,
+        help="""Most directories one listing tool call walks before it reports a truncated result.
+        Default: 2000.""",
+    ).tag(config=True)
+
+    max_output_length = Int(
+        2000,
+        help="""Characters of each cell output returned to agents; longer outputs are cut with a
+        marker saying how much was cut. Default: 2000.""",
+    ).tag(config=True)
+
+    include_images = Bool(
+        True,
+        help="""Return PNG and JPEG outputs of executed cells to agents as MCP image content (besides
+        the text marker in the structured result). Default: True.""",
+    ).tag(config=True)
+
+    max_images_per_result = Int(
+        8,
+        help="""Images one tool result returns as MCP image content at most; the rest are counted in the
+        result's images report. Default: 8.""",
+    ).tag(config=True)
+
+    max_image_bytes = Int(
+        1 << 20,
+        help="""Largest image (base64 characters) returned as MCP image content; a larger one is left out and
+        counted in the result's images report. Default: 1048576 (1 MiB).""",
+    ).tag(config=True)
+
+    max_image_bytes_total = Int(
+        4 << 20,
+        help="""Base64 characters of images one tool result returns at most, all images together.
+        Default: 4194304 (4 MiB).""",
+    ).tag(config=True)
+
+    room_idle_timeout = Float(
+        60.0,
+        help="""Seconds after which a collaboration room that an agent opened (no browser had the
+        document open) and that nobody joined is saved and closed. 0 keeps such rooms open until the
+        server stops. Default: 60.""",
+    ).tag(config=True)
+
+    ystore_path = Unicode(
+        "",
+        help="""Absolute path of the SQLite database where collaboration rooms keep their update
+        history, used when SQLiteYStore.db_path is not configured (jupyter-collaboration's default
+        is a file in the server's working directory, and rooms opened without a browser ignore the
+        configuration altogether). Default: "" (jupyter_pair_mcp/ystore.db in the Jupyter data
+        directory).""",
+    ).tag(config=True)
+
+    notification_interval = Float(
+        0.5,
+        help="""Seconds between resource-updated notifications for one subscription: changes within
+        an interval are coalesced into one notification. Default: 0.5.""",
+    ).tag(config=True)
+
+    history_fold_interval = Float(
+        60.0,
+        help="""Seconds: people's consecutive edits with shorter pauses between them are listed as one
+        version in document history. Default: 60.""",
+    ).tag(config=True)
+
+    agent_name = Unicode(
+        "",
+        help="""Name people see for MCP agents in documents' awareness and history. Empty: the name the
+        MCP client gives in its clientInfo (title, else name), or "AI agent" when it gives none.
+        Default: "".""",
+    ).tag(config=True)
+
+    presence_timeout = Float(
+        60.0,
+        help="""Seconds without a call after which an agent leaves the collaborator lists of the documents
+        it worked in (it leaves at once when its MCP session ends; stateless clients have no session end).
+        It reappears on its next edit or cursor move. 0: stay until the session ends. Default: 60.""",
+    ).tag(config=True)
+
+    enable_test_fixtures = Bool(
+        False,
+        help="""Register the MCP conformance suite's fixture tools (test_reconnection). For testing
+        only. Default: False.""",
+    ).tag(config=True)
+
+    #: Why a configured ``tool_groups`` was refused (None: it was not). Refusing fails the extension's link,
+    #: which Jupyter logs and then loads the extension anyway (``reraise_server_extension_failures`` is off by
+    #: default): :meth:`initialize_settings` reads this and refuses to serve a configuration nobody asked for.
+    _tool_groups_refused: str | None = None
+
+    @validate("tool_groups")
+    def _validate_groups(self, proposal: Any) -> list[str]:
+        value = list(proposal["value"])
+        unknown = [group for group in value if group not in GROUPS]
+        if not unknown:
+            self._tool_groups_refused = None
+            return value
+        hint = ""
+        if any("," in group or group.strip().startswith("[") for group in unknown):
+            hint = (
+                ". On the command line a list is given by repeating the option: "
+                "--JupyterPairMCP.tool_groups=notebook --JupyterPairMCP.tool_groups=document"
+            )
+        self._tool_groups_refused = (
+            f"JupyterPairMCP.tool_groups = {value!r}: unknown tool groups {unknown!r}; "
+            f"known groups: {', '.join(GROUPS)}{hint}"
+        )
+        raise TraitError(self._tool_groups_refused)
+
+    def initialize_settings(self) -> None:
+        assert self.serverapp is not None, "the extension is linked to a server before its settings are built"
+        if self._tool_groups_refused:
+            # The failed link left the traits as they were before this configuration (all tools, and read_only
+            # and the rest unapplied): serving that would expose what the admin meant to hide.
+            # (on the server's log, next to Jupyter's own lines about this extension failing to link and load)
+            self.serverapp.log.error("MCP endpoint not served: invalid %s", self._tool_groups_refused)
+            raise TraitError(f"the MCP endpoint is not served: invalid {self._tool_groups_refused}")
+        self.principal_key: bytes = secrets.token_bytes(32)
+        install_exit_guard()
+        self.rate_limiter = RateLimiter(self.rate_limit, self.rate_limit_burst) if self.rate_limit > 0 else None
+        if logging.getLogger("mcp").level == logging.NOTSET:
+            # The SDK logs session ids at INFO; keep them out of Jupyter's log unless asked for.
+            logging.getLogger("mcp").setLevel(logging.WARNING)
+        contents = ContentsAdapter(
+            self.serverapp.contents_manager,
+            allow_symlinks_outside_root=self.allow_symlinks_outside_root,
+            max_directories=self.max_listed_directories,
+        )
+        ystore_path = self.ystore_path or os.path.join(jupyter_data_dir(), "jupyter_pair_mcp", "ystore.db")
+        self.rooms = RoomsAdapter(
+            self.serverapp,
+            idle_timeout=self.room_idle_timeout,
+            ystore_path=os.path.abspath(ystore_path),
+            max_history_updates=self.max_history_updates,
+            explain=contents.load_problem,
+        )
+        self.history = HistoryService(self.rooms, fold_interval=self.history_fold_interval)
+        self.forks = ForkService(
+            self.rooms, max_forks=self.max_forks, max_per_user=self.max_forks_per_user, ttl=self.fork_ttl
+        )
+        self.kernels = KernelsAdapter(self.serverapp)
+        self.actors = Actors(agent_name=self.agent_name)
+        self.actors.on_end(self.history.undo.forget)
+        self.presence = PresenceService(
+            self.rooms, timeout=self.presence_timeout, max_activities=self.max_activity_entries
+        )
+        self.actors.on_end(self.presence.ended)
+        if getattr(self.rooms, "journal", None) is not None:
+            self.rooms.journal.on_edit(self.presence.edited)
+        self.contents = contents
+        self.execution = ExecutionService(
+            self.rooms,
+            self.kernels,
+            max_output_length=self.max_output_length,
+            include_images=self.include_images,
+            max_per_principal=self.max_executions_per_principal,
+        )
+        self.subscriptions = SubscriptionManager(
+            self.rooms,
+            contents,
+            interval=self.notification_interval,
+            per_session=self.max_subscriptions_per_session,
+            streams_per_principal=self.max_listen_streams_per_principal,
+        )
+        if self.serverapp.event_logger is not None:
+            self.serverapp.event_logger.add_listener(
+                schema_id="https://events.jupyter.org/jupyter_server/contents_service/v1",
+                listener=self.subscriptions.on_contents_event,
+            )
+        self._endpoint: Endpoint | None = None
+        self._building: asyncio.Future[None] | None = None
+        with contextlib.suppress(RuntimeError):
+            # Under a running loop (embedded servers, tests) the start hook may never run: configure the
+            # YStore as soon as every extension has loaded, before any room can open.
+            asyncio.get_running_loop().call_soon(self.rooms.configure_ystore)
+
+    def initialize_handlers(self) -> None:
+        self.handlers.append((r"/mcp/?", MCPHandler, {"extension": self}))
+
+    @property
+    def mcp_url(self) -> str:
+        assert self.serverapp is not None
+        return str(url_path_join(self.serverapp.connection_url, "mcp"))
+
+    async def endpoint(self) -> ManagerRunner:
+        """The running MCP session manager, built on first use (see :mod:`jupyter_pair_mcp.protocol.endpoint`)."""
+        if self._endpoint is None:
+            if self._building is None or (self._building.done() and self._building.exception() is not None):
+                self._building = asyncio.ensure_future(self._build())
+            await asyncio.shield(self._building)
+        assert self._endpoint is not None
+        await self._endpoint.runner.ensure_started()
+        return self._endpoint.runner
+
+    async def _build(self) -> None:
+        # Importing the SDK and building the server (pydantic models of every tool: ~0.2 s of CPU) touch no
+        # loop state: both run off the loop, which every notebook and kernel of the user shares.
+        await asyncio.to_thread(importlib.import_module, "jupyter_pair_mcp.protocol.endpoint")
+        from jupyter_pair_mcp.protocol.endpoint import build_endpoint
+
+        self._endpoint = await asyncio.to_thread(build_endpoint, self)
+
+    def _built(self) -> Endpoint:
+        if self._endpoint is None:
+            raise RuntimeError("the MCP endpoint is built on its first request or when the server has started")
+        return self._endpoint
+
+    @property
+    def runner(self) -> ManagerRunner:
+        return self._built().runner
+
+    @property
+    def event_store(self) -> MemoryEventStore:
+        return self._built().event_store
+
+    @property
+    def tool_names(self) -> list[str]:
+        return self._built().tool_names
+
+    @property
+    def mcp_server(self) -> Any:
+        return self._built().mcp_server
+
+    async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
+        if self._tool_groups_refused:
+            return  # not loaded (initialize_settings said why): nothing to start
+        self.rooms.configure_ystore()  # every extension is loaded now; no room is open yet
+        await self.endpoint()
+        self.log.info(
+            "MCP endpoint: %s (%d tools) - connect an MCP client with the header "
+            "'Authorization: Bearer <your Jupyter token>' ('jupyter server list' shows the token)",
+            self.mcp_url,
+            len(self.tool_names),
+        )
+
+    async def stop_extension(self) -> None:
+        """Stop serving, then write every open document with changes not on disk yet, then close.
+
+        The server stops the extensions concurrently and then ends its loop; a room's autosave still
+        waiting out its ``document_save_delay`` would never run, losing edits the tools reported as
+        applied. So the rooms are noted here before our first ``await`` (jupyter_server_ydoc's own stop
+        runs alongside), the endpoint stops (no new edits; calls in flight finish), and the rooms that
+        had a save pending, or changed meanwhile, are written.
+        """
+        if self._tool_groups_refused:
+            return  # not loaded (initialize_settings said why): nothing to stop
+        unsaved = self.rooms.unsaved()
+        try:
+            if self._building is not None and not self._building.done():
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(asyncio.shield(self._building), self.shutdown_timeout)
+            if self._endpoint is not None:
+                await self._endpoint.runner.stop()
+        finally:  # whatever went wrong stopping the endpoint, the documents are written
+            await self.rooms.save_unsaved(unsaved, timeout=SAVE_AT_STOP_TIMEOUT)
+        await self.subscriptions.close()
+        await self.kernels.close()
+        await self.forks.close()
+        await self.presence.close()
+        await self.rooms.close()

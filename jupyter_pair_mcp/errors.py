@@ -1,0 +1,62 @@
+"""The errors our adapters raise, and the one place they become MCP tool errors.
+
+Adapters raise these instead of HTTP or backend exceptions so that every tool reports a problem the
+same way: a message that names what is wrong and what the agent can do about it. The tool boundary
+(:func:`jupyter_pair_mcp.tools.registry`) turns them into ``isError: true`` results; anything
+else that escapes a tool is logged with its traceback on the server and reported to the client as
+an internal error without any detail.
+
+Hierarchy::
+
+    PairMCPError            base: the message is safe to show to the agent
+    ├── InvalidArgument         a parameter is malformed or out of range
+    │   └── InvalidPath         a path that can never be valid (absolute, '..', hidden, outside root)
+    ├── NotFound                the file, directory or cell does not exist
+    ├── PermissionDenied        the Jupyter authorizer refused the action
+    ├── Conflict                the document changed since the agent read it
+    └── Unavailable             a backend the tool needs is not running (collaboration, kernels)
+"""
+
+from __future__ import annotations
+
+
+class PairMCPError(Exception):
+    """Base class: ``str(error)`` is an actionable message shown to the agent verbatim."""
+
+    kind = "error"
+
+
+class InvalidArgument(PairMCPError):
+    """A parameter is malformed or out of range; retrying with a corrected value can succeed."""
+
+    kind = "invalid_argument"
+
+
+class InvalidPath(InvalidArgument):
+    """A path that our path policy refuses whatever the file system holds."""
+
+    kind = "invalid_path"
+
+
+class NotFound(PairMCPError):
+    """The named file, directory or cell does not exist (now)."""
+
+    kind = "not_found"
+
+
+class PermissionDenied(PairMCPError):
+    """Jupyter's authorizer refused the caller the action this tool needs."""
+
+    kind = "permission_denied"
+
+
+class Conflict(PairMCPError):
+    """The document changed since the agent read it; re-read and retry."""
+
+    kind = "conflict"
+
+
+class Unavailable(PairMCPError):
+    """A server component the tool depends on is not enabled or not running."""
+
+    kind = "unavailable"

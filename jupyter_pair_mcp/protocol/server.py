@@ -1,0 +1,347 @@
+"""Build the MCP server: tools of the enabled groups, instructions, and the session manager."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from mcp.server.lowlevel.server import NotificationOptions
+from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import (
+    SUBSCRIPTION_ID_META_KEY,
+    ResourcesListChanged,
+    ResourceUpdated,
+    event_to_notification,
+)
+from mcp_types import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    EmptyResult,
+    SubscribeRequestParams,
+    SubscriptionFilter,
+    SubscriptionsAcknowledgedNotification,
+    SubscriptionsAcknowledgedNotificationParams,
+    SubscriptionsListenRequestParams,
+    SubscriptionsListenResult,
+    UnsubscribeRequestParams,
+)
+from mcp_types import Tool as MCPTool
+
+from jupyter_pair_mcp._version import __version__
+from jupyter_pair_mcp.errors import PairMCPError
+from jupyter_pair_mcp.notices import CallNotices, current
+from jupyter_pair_mcp.protocol.event_store import MemoryEventStore
+from jupyter_pair_mcp.protocol.prompts import register_prompts
+from jupyter_pair_mcp.protocol.resources import register_resources
+from jupyter_pair_mcp.protocol.sessions import ScopedSessionManager
+from jupyter_pair_mcp.protocol.subscriptions import ListenStream, SubscriptionManager
+from jupyter_pair_mcp.tools.arguments import StrictArguments, close
+from jupyter_pair_mcp.tools.awareness import awareness_tools
+from jupyter_pair_mcp.tools.documents import document_tools
+from jupyter_pair_mcp.tools.execution import execution_tools
+from jupyter_pair_mcp.tools.forks import fork_tools
+from jupyter_pair_mcp.tools.history import history_tools
+from jupyter_pair_mcp.tools.kernels import kernel_tools
+from jupyter_pair_mcp.tools.listcache import CachedToolList
+from jupyter_pair_mcp.tools.notebook import notebook_read_tools
+from jupyter_pair_mcp.tools.notebook_edit import notebook_edit_tools
+from jupyter_pair_mcp.tools.registry import READ, Backends, ToolSpec, authorize_request, register
+from jupyter_pair_mcp.tools.testing import conformance_tools
+from jupyter_pair_mcp.tools.text import text_tools
+from jupyter_pair_mcp.tools.variables import variable_tools
+
+INSTRUCTIONS = """\
+You are connected to a live Jupyter server. Paths are relative to the Jupyter root and use '/'.
+Notebooks and files may be open in JupyterLab by people editing at the same time as you: read
+before you edit, and address cells by id. Use list_notebooks or list_documents to find files.
+Never write a notebook or an open file directly (shell, file APIs, another program): the live
+document is reloaded from the file, replacing edits not yet saved, yours and people's. Edit with
+these tools; a result's "notice" says when a file changed on disk or could not be saved.
+"""
+
+
+def build_server(
+    backends: Backends,
+    *,
+    groups: Iterable[str],
+    read_only: bool,
+    test_fixtures: bool = False,
+    output_schemas: bool = False,
+) -> tuple[MCPServer, list[str]]:
+    """The MCP server with the tools an admin enabled; returns it and the registered tool names.
+
+    ``output_schemas`` lists each tool's output schema (``JupyterPairMCP.output_schemas``); results carry
+    structured content either way.
+    """
+    server = _quiet_server(output_schemas=output_schemas)
+    specs = tool_specs(backends)
+    enabled = list(groups)
+    if test_fixtures:
+        specs.extend(conformance_tools())
+        enabled.append("testing")
+    presence = backends.presence
+    read_only_tools = {spec.name for spec in specs if spec.read_only}
+
+    def touch(ctx: Any) -> None:
+        actor = backends.actors.of(ctx)
+        call = current()
+        if call is not None:
+            call.principal = actor.key  # whom the call's news about a document is for
+        if presence:
+            presence.touch(actor)
+
+    names = register(server, specs, groups=enabled, read_only=read_only, on_call=touch)
+    server.middleware.append(StrictArguments(server.input_schema))
+    server.middleware.append(CallNotices(read_only_tools.__contains__))
+    server.middleware.append(CachedToolList())
+    register_resources(server, backends)
+    register_prompts(server, backends)
+    return server, names
+
+
+def tool_specs(backends: Backends) -> list[ToolSpec]:
+    """Every product tool, in the order clients see them (fixtures excluded)."""
+    return [
+        *notebook_read_tools(backends),
+        *notebook_edit_tools(backends),
+        *execution_tools(backends),
+        *kernel_tools(backends),
+        *document_tools(backends),
+        *text_tools(backends),
+        *history_tools(backends),
+        *fork_tools(backends),
+        *awareness_tools(backends),
+        *variable_tools(backends),
+    ]
+
+
+def register_subscriptions(server: MCPServer, manager: SubscriptionManager) -> None:
+    """Serve ``resources/subscribe`` and ``resources/unsubscribe`` (2025-11-25 and before) and
+    ``subscriptions/listen`` (2026-07-28); the SDK then advertises the capability in each era."""
+    lowlevel = server._lowlevel_server
+
+    async def subscribe(ctx: Any, params: SubscribeRequestParams) -> EmptyResult:
+        try:
+            await authorize_request(ctx.request, *READ)
+            # The session's connection: where later notifications go, and whose end releases them.
+            await manager.subscribe(ctx.session, ctx.session._connection, str(params.uri))
+        except PairMCPError as exc:
+            raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
+        return EmptyResult()
+
+    async def unsubscribe(ctx: Any, params: UnsubscribeRequestParams) -> EmptyResult:
+        manager.unsubscribe(ctx.session._connection, str(params.uri))
+        return EmptyResult()
+
+    lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, subscribe)
+    lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)
+    # Replaces MCPServer's own listen handler, which would honor any URI and deliver only what the SDK's
+    # bus is told (nothing here): ours watches the documents, with the same authorization and bounds.
+    lowlevel.add_request_handler("subscriptions/listen", SubscriptionsListenRequestParams, listen_handler(manager))
+
+    # Advertise resources.listChanged in the handshake: the SDK's runner builds the initialize result
+    # from create_initialization_options() with default notification options (all off).
+    original = lowlevel.create_initialization_options
+
+    def initialization_options(notification_options: Any = None, *args: Any, **kwargs: Any) -> Any:
+        return original(notification_options or NotificationOptions(resources_changed=True), *args, **kwargs)
+
+    lowlevel.create_initialization_options = initialization_options  # type: ignore[method-assign]
+
+
+def listen_handler(manager: SubscriptionManager) -> Any:
+    """Serve the 2026-07-28 ``subscriptions/listen``: one request is one stream of change notifications.
+
+    The acknowledgement comes first and names what is honored (URIs of resources that exist); then every
+    notification due to the stream, stamped with the listen request's id, goes out on that request's own
+    response stream (the stateless era has no other channel) until the client closes it, which cancels
+    this handler and releases the stream's subscriptions, or the server ends it with the final result.
+    """
+
+    async def listen(ctx: Any, params: SubscriptionsListenRequestParams) -> SubscriptionsListenResult:
+        request_id = ctx.request_id
+        if request_id is None:
+            raise MCPError(INVALID_REQUEST, "subscriptions/listen requires a request id")
+        meta: dict[str, Any] = {SUBSCRIPTION_ID_META_KEY: request_id}
+        wanted = params.notifications
+        stream = ListenStream(principal=_principal(ctx.request))
+        try:
+            await authorize_request(ctx.request, *READ)
+            uris = await manager.listen(
+                stream, wanted.resource_subscriptions or [], list_changed=bool(wanted.resources_list_changed)
+            )
+        except PairMCPError as exc:
+            raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
+        try:
+            honored = SubscriptionFilter(
+                tools_list_changed=True if wanted.tools_list_changed else None,  # fixed lists: they never fire
+                prompts_list_changed=True if wanted.prompts_list_changed else None,
+                resources_list_changed=True if wanted.resources_list_changed else None,
+                resource_subscriptions=uris or None,
+            )
+            ack = SubscriptionsAcknowledgedNotificationParams(notifications=honored, _meta=meta)
+            await ctx.session.send_notification(
+                SubscriptionsAcknowledgedNotification(params=ack), related_request_id=request_id
+            )
+            while (events := await stream.next()) is not None:
+                for kind, uri in events:
+                    event = ResourceUpdated(uri=uri) if kind == "updated" else ResourcesListChanged()
+                    await ctx.session.send_notification(
+                        event_to_notification(event, meta), related_request_id=request_id
+                    )
+        finally:
+            stream.close()
+            manager.release(id(stream))
+        return SubscriptionsListenResult(_meta=meta)
+
+    return listen
+
+
+def _principal(request: Any) -> str:
+    """The credential fingerprint the endpoint gave the SDK as the request's user (listen streams count by it)."""
+    user = getattr(request, "scope", {}).get("user") if request is not None else None
+    return str(getattr(getattr(user, "access_token", None), "client_id", "") or "")
+
+
+def build_session_manager(
+    server: MCPServer,
+    *,
+    event_store: MemoryEventStore | None,
+    retry_interval_ms: int | None,
+    session_idle_timeout: float | None,
+    max_sessions: int | None,
+    max_request_body_size: int,
+    max_sessions_per_principal: int | None = None,
+) -> ScopedSessionManager:
+    """The SDK session manager for our endpoint; Jupyter, not the SDK, guards Host and Origin."""
+    return ScopedSessionManager(
+        server._lowlevel_server,  # MCPServer exposes no public accessor for its low-level server
+        shared_store=event_store,
+        retry_interval=retry_interval_ms,
+        session_idle_timeout=session_idle_timeout,
+        max_sessions=max_sessions,
+        max_sessions_per_principal=max_sessions_per_principal,
+        max_request_body_size=max_request_body_size,
+        security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+
+
+class _Server(MCPServer):
+    """MCPServer whose tool list is built once: lean, closed input schemas and, unless asked, no output schemas.
+
+    The tools are fixed once the server is built, and ``tools/list`` sits in every agent's context: it must
+    stay within its budget (tests/test_tool_budget.py). The per-field ``title`` keys pydantic generates
+    ("Cell Id" for ``cell_id``) tell a client nothing the property name does not; an optional parameter's
+    ``anyOf [..., null]`` and ``default: null`` say nothing "not required" does not. Output schemas are left
+    out by default: the SDK clients validate results against them and build the validators on the first call
+    of a tool (seconds in a fresh process), while results carry their structured content either way. Input
+    schemas are closed (``additionalProperties: false``) and
+    :class:`~jupyter_pair_mcp.tools.arguments.StrictArguments` holds calls to them.
+    """
+
+    _listed: list[MCPTool] | None = None
+    _schemas: dict[str, Any] | None = None
+    output_schemas: bool = False
+
+    async def list_tools(self) -> list[MCPTool]:
+        if self._listed is None:
+            self._listed = [
+                tool.model_copy(
+                    update={
+                        "input_schema": self.input_schema(tool.name),
+                        "output_schema": (
+                            compact_schema(tool.output_schema) if self.output_schemas and tool.output_schema else None
+                        ),
+                    }
+                )
+                for tool in await super().list_tools()
+            ]
+        return self._listed
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        """The input schema clients see for tool ``name`` (compact and closed), or None for no such tool."""
+        if self._schemas is None:
+            self._schemas = {}
+        schema: dict[str, Any] | None = self._schemas.get(name)
+        if schema is None:
+            tool = self._tool_manager.get_tool(name)
+            if tool is None:
+                return None
+            schema = self._schemas[name] = dict(close(drop_null_options(compact_schema(tool.parameters))))
+        return schema
+
+    def add_tool(self, *args: Any, **kwargs: Any) -> None:
+        self._listed = self._schemas = None
+        for middleware in getattr(self, "middleware", ()):
+            if isinstance(middleware, CachedToolList):
+                middleware.clear()  # the wire form of the list built so far is stale
+        super().add_tool(*args, **kwargs)
+
+
+def compact_schema(node: Any) -> Any:
+    """A JSON schema without its annotation ``title`` keys (property names are kept, even "title")."""
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key in ("properties", "$defs", "patternProperties") and isinstance(value, dict):
+            out[key] = {name: compact_schema(sub) for name, sub in value.items()}
+        elif key in ("items", "additionalProperties", "not"):
+            out[key] = compact_schema(value)
+        elif key in ("anyOf", "allOf", "oneOf", "prefixItems") and isinstance(value, list):
+            out[key] = [compact_schema(sub) for sub in value]
+        else:
+            out[key] = value
+    return out
+
+
+def drop_null_options(node: Any) -> Any:
+    """An input schema whose optional parameters (and fields) read ``{"type": "string"}``, not ``anyOf`` with null.
+
+    Pydantic writes ``x: str | None = None`` as ``{"anyOf": [{"type": "string"}, {"type": "null"}], "default":
+    null}``; leaving it out of ``required`` already says it may be omitted. Only schemas of properties whose
+    default is null lose their null option; the tool's argument model still accepts an explicit null.
+    """
+    if isinstance(node, list):
+        return [drop_null_options(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: drop_null_options(value) for key, value in node.items() if key != "properties"}
+    if isinstance(node.get("properties"), dict):
+        out["properties"] = {name: _without_null(drop_null_options(sub)) for name, sub in node["properties"].items()}
+    return out
+
+
+def _without_null(prop: Any) -> Any:
+    options = prop.get("anyOf") if isinstance(prop, dict) else None
+    if not (isinstance(options, list) and "default" in prop and prop["default"] is None):
+        return prop
+    kept = [option for option in options if option != {"type": "null"}]
+    if len(kept) == len(options):
+        return prop
+    out = {key: value for key, value in prop.items() if key not in ("anyOf", "default")}
+    if len(kept) == 1 and isinstance(kept[0], dict) and not set(kept[0]) & set(out):
+        return {**kept[0], **out}
+    return {**out, "anyOf": kept}
+
+
+def _quiet_server(*, output_schemas: bool = False) -> _Server:
+    """Construct MCPServer without letting it call ``logging.basicConfig`` on Jupyter's root logger."""
+    root = logging.getLogger()
+    guard: Any = None
+    if not root.handlers:
+        # basicConfig is a no-op when the root logger already has a handler.
+        guard = logging.NullHandler()
+        root.addHandler(guard)
+    try:
+        server = _Server(name="jupyter-pair-mcp", version=__version__, instructions=INSTRUCTIONS)
+        server.output_schemas = output_schemas
+        return server
+    finally:
+        if guard is not None:
+            root.removeHandler(guard)

@@ -1,0 +1,260 @@
+"""Running a notebook's cells: the kernel's messages written into the live room as they arrive.
+
+This is the one place that combines two adapters — the kernel that runs the code and the room that
+shows it — so that tools stay thin. Outputs go through an ``OutputWriter`` (batched, never holding the
+event loop long), which re-fetches the room's document before each batch (a room can be deleted mid-run
+when its last browser leaves) and reports progress per batch; a timeout interrupts the kernel, and a
+cancelled call (the client gave up or its stream dropped) interrupts the run it started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from jupyter_pair_mcp.adapters.kernels.adapter import Kernel, KernelDied, KernelsAdapter
+from jupyter_pair_mcp.adapters.rooms import RoomsAdapter
+from jupyter_pair_mcp.adapters.rooms.cells import type_and_source
+from jupyter_pair_mcp.adapters.rooms.outputs import RunState, begin, end, write_batch
+from jupyter_pair_mcp.errors import InvalidArgument, NotFound, Unavailable
+from jupyter_pair_mcp.render import output_images, render_outputs
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, str], Awaitable[None]]
+
+# One write (one transaction) takes at most this many messages / this much text, and a stream message is
+# cut in pieces of SLICE_CHARS: each write holds the event loop a few milliseconds at most, even for a
+# 100 MB line, and other requests are served between writes.
+BATCH_MESSAGES = 256
+BATCH_CHARS = 1 << 20
+SLICE_CHARS = 1 << 18
+
+
+class OutputWriter:
+    """Writes one run's output messages into the room in batches, in order, yielding between batches.
+
+    ``put`` (the kernel reader's callback) only queues a message; a task writes what is queued. The reader
+    hands over every message the kernel's socket already holds before it yields (``kernels.drain``), so all
+    of them go into one transaction (up to the bounds above): a flood of ``display()`` calls costs about a
+    tenth of a transaction per message, and each collaborator gets one update per batch. Progress is
+    reported once per batch.
+    """
+
+    def __init__(self, rooms: RoomsAdapter, path: str, actor: Any, state: RunState, progress: Progress | None) -> None:
+        self.rooms = rooms
+        self.path = path
+        self.actor = actor
+        self.state = state
+        self.progress = progress
+        self._queue: deque[tuple[str, dict[str, Any]]] = deque()
+        self._wake = asyncio.Event()
+        self._closing = False
+        self._task: asyncio.Task[None] | None = None
+
+    async def put(self, kind: str, content: dict[str, Any]) -> None:
+        if self._task is None:
+            self._task = asyncio.ensure_future(self._run())
+        elif self._task.done():
+            self._task.result()  # the writer failed: stop the run with its error
+        text = content.get("text")
+        if kind == "stream" and isinstance(text, str) and len(text) > SLICE_CHARS:
+            for i in range(0, len(text), SLICE_CHARS):
+                piece = {**content, "text": text[i : i + SLICE_CHARS]}
+                self._queue.append((kind, {**piece, "continued": True} if i else piece))
+        else:
+            self._queue.append((kind, content))
+        self._wake.set()
+
+    async def close(self) -> None:
+        """Write what is still queued and stop the task (raises what the task raised)."""
+        self._closing = True
+        self._wake.set()
+        if self._task is None:
+            if self._queue:
+                self._task = asyncio.ensure_future(self._run())
+            else:
+                return
+        await self._task
+
+    async def _run(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._queue:
+                batch = self._take()
+                with contextlib.suppress(NotFound):  # the cell was deleted mid-run: keep running, stop writing
+                    write_batch(await self.rooms.notebook(self.path, self.actor), self.state, batch)
+                if self.progress is not None:
+                    message = f"{batch[-1][0]} from cell {self.state.cell_id}"
+                    try:
+                        await self.progress(self.state.outputs_written, message)
+                    except Exception:  # a client gone mid-run must not stop the outputs reaching the room
+                        log.debug("progress notification failed", exc_info=True)
+                await asyncio.sleep(0)  # let other requests in between two batches
+            if self._closing:
+                return
+
+    def _take(self) -> list[tuple[str, dict[str, Any]]]:
+        batch: list[tuple[str, dict[str, Any]]] = []
+        chars = 0
+        while self._queue and len(batch) < BATCH_MESSAGES and chars < BATCH_CHARS:
+            kind, content = self._queue.popleft()
+            batch.append((kind, content))
+            chars += _size(content)
+        return batch
+
+
+def _size(content: dict[str, Any]) -> int:
+    """Roughly how much text a message writes (its stream text or its data values)."""
+    text = content.get("text")
+    if isinstance(text, str):
+        return len(text)
+    data = content.get("data")
+    if isinstance(data, dict):
+        return sum(len(v) if isinstance(v, str) else 64 for v in data.values())
+    return 64
+
+
+@dataclass
+class CellRun:
+    id: str
+    status: str
+    execution_count: int | None
+    outputs: list[dict[str, Any]]
+    images: list[tuple[str, str]]
+
+
+class ExecutionService:
+    def __init__(
+        self,
+        rooms: RoomsAdapter,
+        kernels: KernelsAdapter,
+        *,
+        max_output_length: int,
+        include_images: bool = True,
+        max_per_principal: int = 0,
+    ) -> None:
+        self.rooms = rooms
+        self.kernels = kernels
+        self.max_output_length = max_output_length
+        self.max_per_principal = max_per_principal
+        self._running: dict[str, int] = {}  # principal -> run_cells calls in flight
+        self.include_images = include_images
+
+    async def kernel(self, path: str) -> Kernel:
+        """The notebook's kernel, started from its kernelspec when none runs."""
+        view = await self.rooms.notebook(path)
+        spec = view.notebook_metadata().get("kernelspec") or {}
+        return await self.kernels.ensure_kernel(path, spec.get("name") if isinstance(spec, dict) else None)
+
+    async def run_cells(
+        self,
+        path: str,
+        cell_ids: list[str],
+        *,
+        timeout: float,
+        stop_on_error: bool,
+        progress: Progress | None = None,
+        actor: Any = None,
+    ) -> list[CellRun]:
+        """Run code cells in order; stop after the first failing one when ``stop_on_error``.
+
+        ``actor`` (who asked) is the author of the output writes in history and activity.
+        """
+        with self.claim(getattr(actor, "principal", "")):
+            return await self._run_cells(path, cell_ids, timeout, stop_on_error, progress, actor)
+
+    @contextlib.contextmanager
+    def claim(self, principal: str) -> Iterator[None]:
+        """Count a caller's executions in flight; past ``max_per_principal`` refuse one more (runs queue in
+        their kernel, so a caller could otherwise park any number of them and starve everyone else's)."""
+        held = self._running.get(principal, 0)
+        if self.max_per_principal and held >= self.max_per_principal:
+            raise Unavailable(
+                f"you already have {held} executions in flight (max_executions_per_principal): wait for them "
+                "to finish, or interrupt the kernel"
+            )
+        self._running[principal] = held + 1
+        try:
+            yield
+        finally:
+            left = self._running.pop(principal, 1) - 1
+            if left:
+                self._running[principal] = left
+
+    async def _run_cells(
+        self,
+        path: str,
+        cell_ids: list[str],
+        timeout: float,
+        stop_on_error: bool,
+        progress: Progress | None,
+        actor: Any,
+    ) -> list[CellRun]:
+        view = await self.rooms.notebook(path)
+        codes = []
+        for cell_id in cell_ids:
+            cell_type, source = type_and_source(view.ycell(cell_id))  # not its outputs: they may be huge
+            if cell_type != "code":
+                raise InvalidArgument(f"cell {cell_id!r} is a {cell_type} cell: only code cells run")
+            codes.append((cell_id, source))
+        kernel = await self.kernel(path)
+        runs: list[CellRun] = []
+        for cell_id, code in codes:
+            try:
+                run = await self._run_one(path, kernel, cell_id, code, timeout, progress, actor)
+            except KernelDied as exc:
+                # Say which cell, and what this call ran before it (those results are not returned).
+                before = ", ".join(f"{r.id!r} ({r.status})" for r in runs)
+                ran = f" (this call ran {before} before it)" if before else ""
+                raise KernelDied(f"cell {cell_id!r}: {exc}{ran}") from None
+            runs.append(run)
+            if stop_on_error and run.status != "ok":
+                break
+        return runs
+
+    async def _run_one(
+        self,
+        path: str,
+        kernel: Kernel,
+        cell_id: str,
+        code: str,
+        timeout: float,
+        progress: Progress | None,
+        actor: Any = None,
+    ) -> CellRun:
+        state = RunState(cell_id)
+        async with self.kernels.lock(kernel.id):
+            begin(await self.rooms.notebook(path, actor), state)
+            writer = OutputWriter(self.rooms, path, actor, state, progress)
+            count: int | None = None
+            try:
+                execution = await self.kernels.execute(kernel.id, code, writer.put, timeout)
+                status, count = execution.status, execution.execution_count
+            except asyncio.CancelledError:
+                log.info("MCP execution of a cell was cancelled by the client; the kernel was interrupted")
+                raise
+            finally:
+                # Also after a cancellation (anyio re-cancels every await): the outputs received are written
+                # and the cell must not stay "running".
+                with anyio.CancelScope(shield=True):
+                    try:
+                        await writer.close()
+                    finally:
+                        with contextlib.suppress(Exception):
+                            end(await self.rooms.notebook(path, actor), state, count)
+        view = await self.rooms.notebook(path)
+        try:
+            outputs = view.cell(view.resolve(cell_id=cell_id)).outputs
+        except NotFound:
+            outputs = []
+        rendered = render_outputs(outputs, self.max_output_length)
+        return CellRun(cell_id, status, count, rendered, output_images(outputs) if self.include_images else [])

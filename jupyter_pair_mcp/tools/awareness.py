@@ -1,0 +1,391 @@
+"""Group ``awareness``: the agent as a visible collaborator, and who else is working where.
+
+Sessions are jupyter-collaboration's open rooms (session_id = room id); people are whoever publishes
+a ``user`` in a room's awareness (a browser tab each); agents are told apart by the ``agent`` field of
+their state. Positions are 1-based lines and columns counted in characters, as in search results.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context
+from pydantic import Field
+
+from jupyter_pair_mcp.adapters.rooms import awareness as aw
+from jupyter_pair_mcp.adapters.rooms.text import line_column
+from jupyter_pair_mcp.errors import InvalidArgument, NotFound, Unavailable
+from jupyter_pair_mcp.models.awareness import (
+    Activities,
+    ActivityEntry,
+    CollabSession,
+    CollabSessions,
+    JoinResult,
+    OkResult,
+    OnlineUser,
+    OnlineUsers,
+    Participant,
+    Position,
+    Selection,
+    StatusResult,
+    UserCursor,
+    UserCursors,
+    UserPresence,
+)
+from jupyter_pair_mcp.services.presence import STATUSES, PresenceService
+from jupyter_pair_mcp.services.presence import user_id as agent_user_id
+from jupyter_pair_mcp.tools.notebook import check_max
+from jupyter_pair_mcp.tools.params import DocumentPath, OnlyDocument
+from jupyter_pair_mcp.tools.registry import READ, Backends, ToolSpec
+
+MAX_MESSAGE = 500
+MAX_METADATA = 4096
+
+SessionId = Annotated[str | None, Field(description="session_id from get_active_sessions (or document_path).")]
+SessionPath = Annotated[str | None, Field(description="Or the document's path instead of session_id.")]
+
+
+def _iso(timestamp: float | None) -> str | None:
+    return datetime.fromtimestamp(timestamp, UTC).isoformat() if timestamp is not None else None
+
+
+def offset_of(text: str, position: Position, what: str, where: str) -> int:
+    """The character offset of a 1-based line/column, or an error naming the valid range.
+
+    Counted and cut by str methods (C loops): a Python loop over the lines of a 3.9 MB text held the event loop
+    over 100 ms.
+    """
+    count = text.count("\n") + 1
+    if not 1 <= position.line <= count:
+        raise InvalidArgument(f"{what} line {position.line} out of range: {where} has {count} line(s) (1-{count})")
+    rest = text.split("\n", position.line - 1)[-1]  # from the line's start to the end of the text
+    start = len(text) - len(rest)
+    end = rest.find("\n")
+    width = end if end >= 0 else len(rest)
+    if not 1 <= position.column <= width + 1:
+        raise InvalidArgument(
+            f"{what} column {position.column} out of range: line {position.line} of {where} has {width} "
+            f"character(s), so columns 1-{width + 1}"
+        )
+    return start + position.column - 1
+
+
+def _participants(room: Any) -> list[Participant]:
+    seen: dict[str, Participant] = {}
+    for p in aw.participants(room):
+        uid = str(p.user["username"])
+        name = str(p.user.get("display_name") or p.user.get("name") or uid)
+        seen.setdefault(uid, Participant(user_id=uid, name=name, is_agent=p.agent is not None))
+    return list(seen.values())
+
+
+def _is_under(path: str, directory: str) -> bool:
+    """Whether ``path`` is inside ``directory`` (both normalized API paths; "" is the root)."""
+    return not directory or path.startswith(directory + "/")
+
+
+def awareness_tools(b: Backends) -> list[ToolSpec]:
+    def service() -> PresenceService:
+        if not isinstance(b.presence, PresenceService):
+            raise Unavailable("presence is not running on this server (the awareness group has no backend)")
+        return b.presence
+
+    def open_rooms(path: str | None) -> list[tuple[str, str, str, Any]]:
+        """``(room_id, kind, path, room)`` of open document rooms, only ``path``'s when given."""
+        found = []
+        for room_id, kind, room in aw.document_rooms(b.rooms):
+            room_path = aw.room_path(b.rooms, room_id)
+            if room_path is not None and (path is None or room_path == path):
+                found.append((room_id, kind, room_path, room))
+        return found
+
+    async def require_directory(directory: str) -> str:
+        """The normalized path of an existing directory ("" for the root), else an actionable error."""
+        normalized = b.contents.normalize(directory, allow_root=True)
+        kind = await b.contents.kind(normalized, normalized=True)
+        if kind != "directory":
+            found = f"is a {kind}" if kind else "does not exist"
+            raise NotFound(f"directory {normalized!r} {found}: give a directory (list_documents finds them)")
+        return normalized
+
+    async def get_online_users(ctx: Context, document_path: OnlyDocument = None) -> OnlineUsers:
+        """Who is in open documents now (people and agents), and in which."""
+        me = agent_user_id(service().touch(b.actors.of(ctx)).actor)
+        path = (await b.contents.require_document(document_path))[0] if document_path is not None else None
+        users: dict[str, OnlineUser] = {}
+        for _, _, room_path, room in open_rooms(path):
+            for p in aw.participants(room):
+                uid = str(p.user["username"])
+                user = users.get(uid)
+                if user is None:
+                    user = users[uid] = OnlineUser(
+                        user_id=uid,
+                        name=str(p.user.get("name") or uid),
+                        display_name=str(p.user.get("display_name") or p.user.get("name") or uid),
+                        color=p.user.get("color") if isinstance(p.user.get("color"), str) else None,
+                        documents=[],
+                        is_agent=p.agent is not None,
+                        is_you=uid == me,
+                    )
+                if room_path not in user.documents:
+                    user.documents.append(room_path)
+        return OnlineUsers(users=list(users.values()))
+
+    async def get_user_presence(
+        ctx: Context,
+        user_id: Annotated[str, Field(description="user_id from get_online_users.")],
+        document_path: Annotated[str | None, Field(description="Their status in this document.")] = None,
+    ) -> UserPresence:
+        """A user's or agent's status, last activity and current document."""
+        presence = service()
+        presence.touch(b.actors.of(ctx))
+        path = (await b.contents.require_document(document_path))[0] if document_path is not None else None
+        documents: list[str] = []
+        latest: tuple[float, str] | None = None
+        for _, _, room_path, room in open_rooms(None):
+            for p in aw.participants(room):
+                if p.user.get("username") != user_id:
+                    continue
+                if room_path not in documents:
+                    documents.append(room_path)
+                if p.last_updated is not None and (latest is None or p.last_updated > latest[0]):
+                    latest = (p.last_updated, room_path)
+        agent = presence.agent(user_id)
+        if agent is None and not documents:
+            raise NotFound(f"user {user_id!r} is not in any open document: get_online_users lists who is")
+        # Agents report the status they set; people are online while they are in a document.
+        status = agent.status if agent is not None else "online" if documents else "offline"
+        if path is not None and path not in documents:
+            status = "offline"
+        return UserPresence(
+            user_id=user_id,
+            status=status,
+            message=agent.message if agent is not None else None,
+            last_activity=_iso(agent.last_activity if agent is not None else latest[0] if latest else None),
+            current_document=agent.current_document if agent is not None else latest[1] if latest else None,
+            documents=documents,
+            is_agent=agent is not None,
+        )
+
+    async def set_user_presence(
+        ctx: Context,
+        status: Annotated[str, Field(description="online, away, busy or offline.")] = "online",
+        message: Annotated[str | None, Field(description="Short note shown with it.")] = None,
+    ) -> StatusResult:
+        """Set the status people see on this agent; offline leaves every document until it acts again."""
+        if status not in STATUSES:
+            raise InvalidArgument(f"status {status!r} is not one of {', '.join(STATUSES)}")
+        if message is not None and len(message) > MAX_MESSAGE:
+            raise InvalidArgument(f"message has {len(message)} characters; at most {MAX_MESSAGE}")
+        service().set_status(b.actors.of(ctx), status, message)
+        return StatusResult(status=status, message=message)
+
+    async def get_user_cursors(ctx: Context, document_path: DocumentPath) -> UserCursors:
+        """Everyone's cursor in a document: cell id, 1-based line and column, selection."""
+        service().touch(b.actors.of(ctx))
+        path, kind = await b.contents.require_document(document_path)
+        rooms = open_rooms(path)
+        cursors: list[UserCursor] = []
+        unplaced = 0
+        for _, _, _, room in rooms[:1]:
+            for p in aw.participants(room):
+                for raw in p.cursors[:1]:  # the primary cursor; JupyterLab sends one per client
+                    placed = aw.place(room, kind, raw)
+                    if placed is None:
+                        unplaced += 1
+                        continue
+                    line, column = line_column(placed.text, placed.head)
+                    selection = None
+                    if placed.anchor != placed.head:
+                        lo, hi = sorted((placed.anchor, placed.head))
+                        start, end = line_column(placed.text, lo), line_column(placed.text, hi)
+                        selection = Selection(
+                            start=Position(line=start[0], column=start[1]), end=Position(line=end[0], column=end[1])
+                        )
+                    cursors.append(
+                        UserCursor(
+                            user_id=str(p.user["username"]),
+                            name=str(p.user.get("display_name") or p.user.get("name") or p.user["username"]),
+                            is_agent=p.agent is not None,
+                            cell_id=placed.cell_id,
+                            line=line,
+                            column=column,
+                            selection=selection,
+                        )
+                    )
+        return UserCursors(document_path=path, cursors=cursors, unplaced=unplaced)
+
+    async def update_cursor_position(
+        ctx: Context,
+        document_path: DocumentPath,
+        position: Annotated[Position, Field(description="Caret, in the cell or text file.")],
+        cell_id: Annotated[str | None, Field(description="The cell (required for notebooks).")] = None,
+        selection: Annotated[
+            Selection | None, Field(description="Range to highlight; position is one of its ends.")
+        ] = None,
+    ) -> OkResult:
+        """Show this agent's cursor in a document, and the agent among its collaborators."""
+        presence = service()
+        actor = b.actors.of(ctx)
+        path, kind = await b.contents.require_document(document_path)
+        if kind == "notebook":
+            if not cell_id:
+                raise InvalidArgument("cell_id is required for notebooks: the position is inside that cell's source")
+            view = await b.rooms.notebook(path, actor)
+            text = view.cell(view.resolve(cell_id=cell_id)).source
+            where = f"cell {cell_id!r}"
+        else:
+            if cell_id is not None:
+                raise InvalidArgument(f"{path!r} is a text file: leave cell_id out")
+            text = (await b.rooms.text(path, actor)).text
+            where = repr(path)
+        head = anchor = offset_of(text, position, "position", where)
+        if selection is not None:
+            start = offset_of(text, selection.start, "selection start", where)
+            end = offset_of(text, selection.end, "selection end", where)
+            if head not in (start, end):
+                raise InvalidArgument("position must be the selection's start or end (where the caret is drawn)")
+            anchor = end if head == start else start
+        if not presence.move(actor, path, kind, cell_id, anchor, head):
+            raise Unavailable(f"the live room of {path!r} closed while the cursor was being placed: retry")
+        return OkResult(ok=True)
+
+    async def get_user_activity(
+        ctx: Context,
+        document_path: OnlyDocument = None,
+        limit: Annotated[int, Field(description="Entry limit (1-1000).")] = 20,
+    ) -> Activities:
+        """Recent agent activity (edits, runs, broadcasts), newest first."""
+        check_max("limit", limit, 1000)
+        presence = service()
+        presence.touch(b.actors.of(ctx))
+        path = b.contents.normalize(document_path) if document_path is not None else None
+        return Activities(
+            activities=[
+                ActivityEntry(
+                    timestamp=_iso(a.timestamp) or "",
+                    user_id=a.user_id,
+                    name=a.name,
+                    type=a.type,
+                    document_path=a.document_path,
+                    description=a.description,
+                    metadata=a.metadata,
+                )
+                for a in presence.activities(path, limit)
+            ]
+        )
+
+    async def broadcast_user_activity(
+        ctx: Context,
+        activity_type: Annotated[str, Field(description="Like 'analyzing' (1-64 characters).")],
+        description: Annotated[str, Field(description="What, in a sentence.")],
+        document_path: Annotated[str | None, Field(description="The document it is about.")] = None,
+        metadata: Annotated[dict[str, Any] | None, Field(description="Small JSON object (at most 4 KB).")] = None,
+    ) -> OkResult:
+        """Tell collaborators what this agent is doing: logged and shown in the rooms' awareness."""
+        if not activity_type.strip() or len(activity_type) > 64:
+            raise InvalidArgument("activity_type must be 1-64 characters, like 'analyzing' or 'reviewing'")
+        if not description.strip() or len(description) > MAX_MESSAGE:
+            raise InvalidArgument(f"description must be 1-{MAX_MESSAGE} characters")
+        if metadata is not None and len(json.dumps(metadata, default=str)) > MAX_METADATA:
+            raise InvalidArgument(f"metadata is larger than {MAX_METADATA} bytes as JSON: keep it small")
+        presence = service()
+        actor = b.actors.of(ctx)
+        path, kind = await b.contents.require_document(document_path) if document_path is not None else (None, None)
+        entry = presence.record(actor, activity_type, path, description, metadata)
+        presence.broadcast(actor, entry, kind)
+        return OkResult(ok=True)
+
+    async def get_active_sessions(
+        ctx: Context,
+        document_path: OnlyDocument = None,
+        directory: Annotated[str | None, Field(description="Only documents under this directory.")] = None,
+    ) -> CollabSessions:
+        """Open collaboration sessions (document rooms) and who is in each."""
+        service().touch(b.actors.of(ctx))
+        path = (await b.contents.require_document(document_path))[0] if document_path is not None else None
+        under = await require_directory(directory) if directory is not None else None
+        return CollabSessions(
+            sessions=[
+                CollabSession(
+                    session_id=room_id,
+                    document_path=room_path,
+                    room_id=room_id,
+                    type=kind,
+                    participants=_participants(room),
+                    connections=len(aw.clients(room)),
+                )
+                for room_id, kind, room_path, room in open_rooms(path)
+                if under is None or _is_under(room_path, under)
+            ]
+        )
+
+    def open_session(session_id: str) -> tuple[str, str, str, Any]:
+        for entry in open_rooms(None):
+            if entry[0] == session_id:
+                return entry
+        raise NotFound(
+            f"no open collaboration session {session_id!r}: get_active_sessions lists them (session_id is the "
+            "room id, like 'json:notebook:<file id>'), or give the document's path as document_path"
+        )
+
+    def one_of(session_id: str | None, document_path: str | None) -> None:
+        if (session_id is None) == (document_path is None):
+            raise InvalidArgument(
+                "give either session_id (from get_active_sessions) or document_path (the document's path), not "
+                + ("both" if session_id is not None else "neither")
+            )
+
+    async def join_session(ctx: Context, session_id: SessionId = None, document_path: SessionPath = None) -> JoinResult:
+        """Enter a document's collaboration session: the agent appears among its collaborators."""
+        one_of(session_id, document_path)
+        actor = b.actors.of(ctx)
+        if document_path is not None:
+            # By path: the document's room is opened if nobody has it open yet, as create_notebook_session does.
+            path, kind = await b.contents.require_document(document_path)
+            if kind == "notebook":
+                await b.rooms.notebook(path, actor)
+            else:
+                await b.rooms.text(path, actor)
+            presence = service().enter(actor, path, kind)
+            room = aw.room(b.rooms, presence.room_id) if presence is not None else None
+            if presence is None or room is None:
+                raise Unavailable(f"the live room of {path!r} closed while joining: retry")
+            return JoinResult(session_id=presence.room_id, document_path=path, participants=_participants(room))
+        assert session_id is not None
+        room_id, _, room_path, room = open_session(session_id)
+        if service().join(actor, room_id) is None:
+            raise Unavailable(f"session {session_id!r} closed while joining: get_active_sessions lists open ones")
+        return JoinResult(session_id=room_id, document_path=room_path, participants=_participants(room))
+
+    async def leave_session(ctx: Context, session_id: SessionId = None, document_path: SessionPath = None) -> OkResult:
+        """Leave a collaboration session until the agent acts there again."""
+        one_of(session_id, document_path)
+        presence = service()
+        actor = b.actors.of(ctx)
+        if document_path is not None:
+            path, kind = await b.contents.require_document(document_path)
+            room_id = b.rooms.room_id(path, kind, create_id=False)
+            if room_id is not None and presence.leave(actor, room_id):
+                return OkResult(ok=True)
+            return OkResult(ok=True, detail="this agent was not in that document's session")
+        assert session_id is not None
+        if presence.leave(actor, session_id):
+            return OkResult(ok=True)
+        open_session(session_id)  # unknown sessions are an error; known ones the agent was not in are not
+        return OkResult(ok=True, detail="this agent was not in that session")
+
+    return [
+        ToolSpec(get_online_users, "awareness", "Who is online", READ, read_only=True),
+        ToolSpec(get_user_presence, "awareness", "A user's presence", READ, read_only=True),
+        ToolSpec(set_user_presence, "awareness", "Set the agent's status", READ, read_only=False),
+        ToolSpec(get_user_cursors, "awareness", "Collaborators' cursors", READ, read_only=True),
+        ToolSpec(update_cursor_position, "awareness", "Move the agent's cursor", READ, read_only=False),
+        ToolSpec(get_user_activity, "awareness", "Recent agent activity", READ, read_only=True),
+        ToolSpec(broadcast_user_activity, "awareness", "Announce an activity", READ, read_only=False, idempotent=False),
+        ToolSpec(get_active_sessions, "awareness", "Open collaboration sessions", READ, read_only=True),
+        ToolSpec(join_session, "awareness", "Join a collaboration session", READ, read_only=False),
+        ToolSpec(leave_session, "awareness", "Leave a collaboration session", READ, read_only=False),
+    ]

@@ -1,0 +1,172 @@
+"""Group ``history``: versions with provenance, old versions, restore, and undo of an agent's own edits."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Literal, cast
+
+from mcp.server.mcpserver import Context
+from pydantic import Field
+
+from jupyter_pair_mcp.errors import InvalidArgument, Unavailable
+from jupyter_pair_mcp.models.results import (
+    HistoryResult,
+    HistoryVersion,
+    RestoreChange,
+    RestoreResult,
+    UndoEditsResult,
+    VersionCell,
+    VersionContent,
+)
+from jupyter_pair_mcp.services.history import HistoryService, Version, version_cells, version_text
+from jupyter_pair_mcp.tools.notebook import check_max
+from jupyter_pair_mcp.tools.params import MAX_CONTENT_LENGTH, DocumentPath, EndIndex, FirstCell, MaxContentLength
+from jupyter_pair_mcp.tools.registry import READ, WRITE, Backends, ToolSpec
+
+VersionId = Annotated[str, Field(description="version_id from get_document_history.")]
+
+Source = Literal["agent", "user", "restore", "disk"]
+
+
+def _iso(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).isoformat()
+
+
+def _source(version: Version) -> Source:
+    return cast(Source, version.source if version.source in ("agent", "user", "restore", "disk") else "agent")
+
+
+def history_tools(b: Backends) -> list[ToolSpec]:
+    def service() -> HistoryService:
+        if b.history is None:
+            raise Unavailable("document history is not available on this server")
+        return cast(HistoryService, b.history)
+
+    async def get_document_history(
+        ctx: Context,
+        path: DocumentPath,
+        limit: Annotated[int, Field(description="Version limit (1-1000).")] = 10,
+    ) -> HistoryResult:
+        """A document's versions, newest first: who made each (one per agent call) and what changed."""
+        if limit < 1 or limit > 1000:
+            raise InvalidArgument(f"limit must be between 1 and 1000, not {limit}")
+        path, kind = await b.contents.require_document(path)
+        versions = await service().versions(path, kind)
+        newest = list(reversed(versions))[:limit]
+        return HistoryResult(
+            path=path,
+            versions=[
+                HistoryVersion(
+                    version_id=v.version_id,
+                    timestamp=_iso(v.timestamp),
+                    source=_source(v),
+                    author=v.author,
+                    summary=v.summary,
+                    changes=v.updates,
+                )
+                for v in newest
+            ],
+            total=len(versions),
+        )
+
+    async def get_document_version(
+        ctx: Context,
+        path: DocumentPath,
+        version_id: VersionId,
+        max_content_length: MaxContentLength = 100_000,
+        start_index: FirstCell = 0,
+        end_index: EndIndex = None,
+    ) -> VersionContent:
+        """Read a document as it was at a version: its text, or a notebook's cells."""
+        check_max("max_content_length", max_content_length, MAX_CONTENT_LENGTH)
+        if start_index < 0 or (end_index is not None and end_index < start_index):
+            raise InvalidArgument("start_index must be >= 0 and end_index (exclusive) not before it")
+        path, kind = await b.contents.require_document(path)
+        version, doc = await service().content(path, kind, version_id)
+        budget = max_content_length
+        cells: list[VersionCell] | None = None
+        content: str | None = None
+        truncated = False
+        if kind == "notebook":
+            everything = version_cells(doc)
+            raw = everything[start_index:end_index]
+            cells = []
+            for cell in raw:
+                source = str(cell.get("source", ""))
+                cut = len(source) > budget
+                truncated = truncated or cut
+                cells.append(
+                    VersionCell(
+                        id=str(cell.get("id", "")),
+                        cell_type=str(cell.get("cell_type", "code")),
+                        source=source[: max(budget, 0)],
+                        truncated=cut,
+                    )
+                )
+                budget = max(budget - len(source), 0)
+        else:
+            text = version_text(doc)
+            truncated = len(text) > max_content_length
+            content = text[:max_content_length]
+        return VersionContent(
+            path=path,
+            version_id=version.version_id,
+            timestamp=_iso(version.timestamp),
+            source=_source(version),
+            summary=version.summary,
+            cells=cells,
+            cell_count=len(everything) if kind == "notebook" else None,
+            content=content,
+            truncated=truncated,
+        )
+
+    async def restore_document_version(ctx: Context, path: DocumentPath, version_id: VersionId) -> RestoreResult:
+        """Bring a document back to a version, live, as a new version; lists people's edits it reverted."""
+        path, kind = await b.contents.require_document(path)
+        outcome = await service().restore(path, kind, version_id, b.actors.of(ctx))
+        return RestoreResult(
+            path=path,
+            restored_from=outcome.restored_from,
+            version_id=outcome.version_id,
+            changes=[RestoreChange(cell_id=c.get("cell_id"), change=str(c["change"])) for c in outcome.changes],
+            user_edits_reverted=outcome.user_edits_reverted,
+            note=outcome.note,
+        )
+
+    async def undo_agent_edits(
+        ctx: Context,
+        path: DocumentPath,
+        count: Annotated[int, Field(description="How many of your last edits (1-100).")] = 1,
+    ) -> UndoEditsResult:
+        """Undo this session's last edits in a document (since its room opened), keeping people's typing."""
+        if count < 1 or count > 100:
+            raise InvalidArgument(f"count must be between 1 and 100, not {count}")
+        path, kind = await b.contents.require_document(path)
+        actor = b.actors.of(ctx)
+        history = service()
+        result = await history.undo_edits(path, kind, actor, count)
+        if not result.undone:
+            raise InvalidArgument(
+                f"nothing of yours to undo in {path!r}: this session made no edits there since its room opened "
+                "(use get_document_history and restore_document_version for older edits)"
+            )
+        note = (
+            f"undid {len(result.undone)} edit(s)"
+            if not result.removed_cells
+            else "undoing inserted cells removed them, with anything people typed into them since "
+            "(restore the version before this undo to get that back)"
+        )
+        return UndoEditsResult(
+            path=path,
+            undone=result.undone,
+            remaining=result.remaining,
+            removed_cells=result.removed_cells,
+            note=note,
+        )
+
+    return [
+        ToolSpec(get_document_history, "history", "Document history", READ, read_only=True),
+        ToolSpec(get_document_version, "history", "Read an old version", READ, read_only=True),
+        ToolSpec(restore_document_version, "history", "Restore a version", WRITE, read_only=False, idempotent=False),
+        ToolSpec(undo_agent_edits, "history", "Undo my edits", WRITE, read_only=False, idempotent=False),
+    ]

@@ -1,0 +1,175 @@
+"""How a tool function becomes an MCP tool: grouping, annotations, authorization, errors.
+
+This is the single boundary between our code and the client. Every registered tool is wrapped so
+that, before it runs, the Jupyter authorizer is asked for the permission the tool declares (read or
+write on ``contents``, execute on ``kernels``); and so that, when it fails, a
+:class:`~jupyter_pair_mcp.errors.PairMCPError` becomes an ``isError`` result carrying its
+message while anything unexpected is logged here with its traceback and reaches the client only
+as "internal error" plus a reference to find it in the log.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import secrets
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from jupyter_core.utils import ensure_async
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
+from mcp_types import ToolAnnotations
+
+from jupyter_pair_mcp.adapters.contents.adapter import ContentsAdapter
+from jupyter_pair_mcp.adapters.kernels.adapter import KernelsAdapter
+from jupyter_pair_mcp.adapters.rooms import RoomsAdapter
+from jupyter_pair_mcp.errors import PairMCPError, PermissionDenied
+from jupyter_pair_mcp.groups import GROUPS
+from jupyter_pair_mcp.render import ImageLimits
+from jupyter_pair_mcp.request_state import STATE_HANDLER, STATE_USER
+from jupyter_pair_mcp.revisions import Revisions
+from jupyter_pair_mcp.services.actors import Actors
+from jupyter_pair_mcp.services.execution import ExecutionService
+
+log = logging.getLogger(__name__)
+
+__all__ = ["GROUPS", "READ", "WRITE", "Backends", "ToolSpec", "authorize", "authorize_request", "register"]
+
+READ = ("read", "contents")
+WRITE = ("write", "contents")
+
+
+@dataclass(frozen=True)
+class Backends:
+    """The adapters tools call, and the output limits they shape results with."""
+
+    contents: ContentsAdapter
+    rooms: RoomsAdapter
+    kernels: KernelsAdapter
+    execution: ExecutionService
+    max_output_length: int = 2000
+    max_resource_length: int = 100_000  # characters of text one resources/read returns
+    image_limits: ImageLimits = field(default_factory=ImageLimits)  # images one result carries as image content
+    execution_enabled: bool = True  # the admin's choice: edit tools' exec runs nothing when off
+    actors: Actors = field(default_factory=Actors)
+    history: Any = None  # jupyter_pair_mcp.services.history.HistoryService
+    forks: Any = None  # jupyter_pair_mcp.services.forks.ForkService
+    presence: Any = None  # jupyter_pair_mcp.services.presence.PresenceService
+    revisions: Revisions = field(default_factory=Revisions)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool function and what the server needs to know to expose it safely."""
+
+    fn: Callable[..., Awaitable[Any]]
+    group: str
+    title: str  # for people reading docs/tools.md; not listed (tools/list is a budget: the name says it)
+    permission: tuple[str, str]  # (action, resource) for Jupyter's authorizer
+    read_only: bool
+    destructive: bool = False
+    idempotent: bool = True
+
+    @property
+    def name(self) -> str:
+        return self.fn.__name__
+
+    def annotations(self) -> ToolAnnotations:
+        """The MCP hints, each left out where it equals the spec's default (same meaning, fewer bytes listed).
+
+        The defaults: not read-only, destructive, not idempotent, open world. The destructive and idempotent
+        hints mean something only when a tool is not read-only (MCP spec, ``ToolAnnotations``), so read-only
+        tools leave them out. No ``title`` here: the tool's own title says it.
+        """
+        writes = not self.read_only
+        return ToolAnnotations(
+            read_only_hint=True if self.read_only else None,
+            destructive_hint=False if writes and not self.destructive else None,
+            idempotent_hint=True if writes and self.idempotent else None,
+            open_world_hint=False,
+        )
+
+
+def register(
+    server: MCPServer,
+    specs: Iterable[ToolSpec],
+    *,
+    groups: Iterable[str],
+    read_only: bool,
+    on_call: Callable[[Context], None] | None = None,
+) -> list[str]:
+    """Add the tools of the enabled groups (only read-only ones when ``read_only``); return their names.
+
+    ``on_call(ctx)`` runs for every authorized call (presence counts any call as the agent being active).
+    """
+    enabled = set(groups)
+    names = []
+    for spec in specs:
+        if spec.group not in enabled or (read_only and not spec.read_only):
+            continue
+        server.add_tool(
+            _guarded(spec, on_call),
+            name=spec.name,
+            description=describe(spec.fn),
+            annotations=spec.annotations(),
+            structured_output=True,
+        )
+        names.append(spec.name)
+    return names
+
+
+def describe(fn: Callable[..., Any]) -> str:
+    """A tool's description as clients see it: its docstring on one line (no indentation, no wrapping)."""
+    return " ".join(inspect.cleandoc(fn.__doc__ or "").split())
+
+
+def _guarded(spec: ToolSpec, on_call: Callable[[Context], None] | None = None) -> Callable[..., Awaitable[Any]]:
+    """Wrap a tool: authorize first, translate errors after. Keeps the tool's signature."""
+
+    @functools.wraps(spec.fn)
+    async def tool(**kwargs: Any) -> Any:
+        ctx = next((v for v in kwargs.values() if isinstance(v, Context)), None)
+        try:
+            await authorize(ctx, *spec.permission)
+            if on_call is not None and ctx is not None:
+                try:
+                    on_call(ctx)
+                except Exception:  # bookkeeping must never fail the call
+                    log.exception("per-call hook failed for %s", spec.name)
+            return await spec.fn(**kwargs)
+        except PairMCPError as exc:
+            raise ToolError(str(exc)) from None
+        except (ToolError, MCPError):
+            raise  # already shaped for the client (tool error or JSON-RPC error)
+        except Exception:
+            ref = secrets.token_hex(4)
+            log.exception("MCP tool %s failed (ref %s)", spec.name, ref)
+            raise ToolError(
+                f"internal error in {spec.name} (ref {ref}); the Jupyter server log has the details"
+            ) from None
+
+    return tool
+
+
+async def authorize(ctx: Context | None, action: str, resource: str) -> None:
+    """Ask Jupyter's authorizer whether the caller behind this tool call may ``action`` ``resource``."""
+    request = ctx.request_context.request if ctx is not None else None
+    await authorize_request(request, action, resource)
+
+
+async def authorize_request(request: Any, action: str, resource: str) -> None:
+    """The same check for a raw protocol request (its ASGI scope carries the Jupyter handler and user)."""
+    state = getattr(request, "scope", {}).get("state", {}) if request is not None else {}
+    handler = state.get(STATE_HANDLER)
+    user = state.get(STATE_USER)
+    if handler is None or user is None:
+        raise PermissionDenied("this tool can only be called through the Jupyter server's /mcp endpoint")
+    allowed = await ensure_async(handler.authorizer.is_authorized(handler, user, action, resource))
+    if not allowed:
+        raise PermissionDenied(
+            f"user {getattr(user, 'username', '?')!r} is not authorized to {action} {resource} on this server"
+        )

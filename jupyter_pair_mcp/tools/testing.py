@@ -1,0 +1,63 @@
+"""Fixture tools for conformance and wire tests; registered only when ``enable_test_fixtures`` is on."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+from mcp.server.mcpserver import Context
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    ClientCapabilities,
+    MissingRequiredClientCapabilityErrorData,
+    SamplingCapability,
+)
+from pydantic import Field
+
+from jupyter_pair_mcp.errors import InvalidArgument
+from jupyter_pair_mcp.models.results import FixtureResult
+from jupyter_pair_mcp.tools.registry import ToolSpec
+
+READ = ("read", "contents")
+
+
+def conformance_tools() -> list[ToolSpec]:
+    async def test_reconnection(ctx: Context) -> FixtureResult:
+        """Close this call's SSE stream mid-call, then answer: the client must resume to get the result."""
+        await asyncio.sleep(0.05)
+        await ctx.close_sse_stream()
+        await asyncio.sleep(0.3)
+        return FixtureResult(message="Reconnection test completed successfully")
+
+    async def test_progress_stream(
+        ctx: Context,
+        count: Annotated[int, Field(description="Notifications to send (1-1000).")] = 5,
+        interval: Annotated[float, Field(description="Seconds between them (0-5).")] = 0.1,
+    ) -> FixtureResult:
+        """Send ``count`` progress notifications ``interval`` seconds apart, then answer."""
+        if not 0 < count <= 1000 or not 0 <= interval <= 5:
+            raise InvalidArgument("count must be 1-1000 and interval 0-5 seconds")
+        for step in range(1, count + 1):
+            await ctx.report_progress(step, count, f"step {step}")
+            await asyncio.sleep(interval)
+        return FixtureResult(message=f"sent {count} progress notifications")
+
+    async def test_missing_capability(ctx: Context) -> FixtureResult:
+        """Needs the client's sampling capability: without it, answer -32021 as SEP-2575 requires."""
+        capabilities = ctx.client_capabilities
+        if capabilities is None or capabilities.sampling is None:
+            required = ClientCapabilities(sampling=SamplingCapability())
+            data = MissingRequiredClientCapabilityErrorData(required_capabilities=required)
+            raise MCPError(
+                code=MISSING_REQUIRED_CLIENT_CAPABILITY,
+                message="this tool needs the client's sampling capability",
+                data=data.model_dump(by_alias=True, mode="json", exclude_none=True),
+            )
+        return FixtureResult(message="sampling capability declared")
+
+    return [
+        ToolSpec(test_missing_capability, "testing", "Fixture: capability check", READ, read_only=True),
+        ToolSpec(test_reconnection, "testing", "Fixture: SSE reconnection", READ, read_only=True),
+        ToolSpec(test_progress_stream, "testing", "Fixture: progress stream", READ, read_only=True),
+    ]
