@@ -1,0 +1,245 @@
+"""Screenshots of what a person sees while an agent works in their notebook, for docs/images/ (not a test).
+
+Starts this environment's ``jupyter lab`` (with the MCP endpoint) on a free port, token on, with a fresh root,
+config and runtime directory; opens a notebook in Debian's headless Chromium (scripts/install_browser.sh
+installs it), in JupyterLab and in Notebook 7; has an agent (the MCP SDK client over HTTP) insert a cell, run
+it and rewrite another; saves a PNG of each view. When the companion JupyterLab extension is loaded, its
+toolbar indicator and activity panel are shot too.
+
+Usage: python scripts/screenshots.py [--out docs/images]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import Implementation
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from tests.browser import chromium  # noqa: E402  (the repository root is on the path only from here)
+
+log = logging.getLogger("screenshots")
+NOTEBOOK = "analysis.ipynb"
+AGENT = Implementation(name="Data assistant", version="1")
+WAIT = 60_000  # ms: every wait ends as soon as its condition holds
+CELLS = [
+    ("markdown", "# Monthly sales\nAn agent and a person work in this notebook together."),
+    ("code", "sales = [120, 135, 128, 160, 171, 158]"),
+    ("code", "average = sum(sales) / len(sales)\naverage"),
+]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def write_notebook(path: Path) -> None:
+    cells = []
+    for number, (kind, source) in enumerate(CELLS):
+        cell: dict[str, Any] = {"id": f"cell-{number}", "cell_type": kind, "metadata": {}, "source": source}
+        if kind == "code":
+            cell.update(outputs=[], execution_count=None)
+        cells.append(cell)
+    kernelspec = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    path.write_text(
+        json.dumps({"cells": cells, "metadata": {"kernelspec": kernelspec}, "nbformat": 4, "nbformat_minor": 5})
+    )
+
+
+def write_settings(directory: Path) -> None:
+    """A person who already answered JupyterLab's "get notified about Jupyter news?" toast (with no)."""
+    target = directory / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    target.parent.mkdir(parents=True)
+    target.write_text(json.dumps({"fetchNews": "false"}))
+
+
+@contextlib.contextmanager
+def jupyter_lab(home: Path, port: int, token: str) -> Any:
+    """``jupyter lab`` in its own directories; ended (SIGTERM, then SIGKILL) on leaving."""
+    root = home / "root"
+    root.mkdir()
+    write_settings(home / "settings")
+    write_notebook(root / NOTEBOOK)
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(home / "config"), "JUPYTER_RUNTIME_DIR": str(home / "runtime")}
+    command = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--allow-root",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        f"--BaseFileIdManager.db_path={home / 'file_id.db'}",
+        f"--LabApp.user_settings_dir={home / 'settings'}",
+        f"--LabApp.workspaces_dir={home / 'workspaces'}",
+        "--LabApp.news_url=",
+        "--LabApp.check_for_updates_class=jupyterlab.handlers.announcements.NeverCheckForUpdate",
+        "--LabApp.extension_manager=readonly",
+        # window.jupyterapp: the script waits for the kernel through it; nothing a person sees changes.
+        "--LabApp.expose_app_in_browser=True",
+        "--JupyterNotebookApp.expose_app_in_browser=True",
+    ]
+    with (home / "server.log").open("w") as server_log:
+        process = subprocess.Popen(command, cwd=home, env=env, stdout=server_log, stderr=subprocess.STDOUT)
+        try:
+            yield process
+        finally:
+            process.terminate()
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+async def until_ready(base: str, token: str, process: subprocess.Popen[bytes]) -> None:
+    """Wait (bounded) until the server answers with the MCP endpoint mounted."""
+    async with httpx2.AsyncClient(timeout=5) as http:
+        for _ in range(600):
+            if process.poll() is not None:
+                raise RuntimeError("jupyter lab exited; see server.log")
+            with contextlib.suppress(httpx2.HTTPError):
+                response = await http.get(f"{base}api/status", headers={"Authorization": f"token {token}"})
+                if response.status_code == 200:
+                    return
+            await asyncio.sleep(0.2)
+    raise RuntimeError("jupyter lab did not answer within 120 s")
+
+
+@contextlib.asynccontextmanager
+async def agent(base: str, token: str) -> AsyncIterator[Client]:
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
+    transport = streamable_http_client(f"{base}mcp", http_client=http)
+    async with http, Client(transport, client_info=AGENT) as client:  # type: ignore[arg-type]
+        yield client
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> Any:
+    result = await asyncio.wait_for(client.call_tool(tool, arguments), 120)
+    if result.is_error:
+        raise RuntimeError(f"{tool}: {result.content[0].text if result.content else result}")
+    return result.structured_content
+
+
+async def open_notebook(browser: Any, url: str, first_line: str) -> Any:
+    from playwright.async_api import expect
+
+    page = await browser.new_page(viewport={"width": 1280, "height": 760})
+    await page.add_locator_handler(page.get_by_role("button", name="Continue waiting"), lambda b: b.click())
+    await page.goto(url, timeout=WAIT)
+    first = page.locator(".jp-Notebook .jp-Cell").first
+    await expect(first).to_contain_text(first_line, timeout=WAIT)
+    # A kernel is attached and idle, so the picture shows a settled notebook.
+    await page.wait_for_function(
+        "() => { const w = window.jupyterapp?.shell?.currentWidget;"
+        " return w?.sessionContext?.session?.kernel?.status === 'idle'; }",
+        timeout=WAIT,
+    )
+    return page
+
+
+async def shoot(page: Any, path: Path) -> None:
+    await page.screenshot(path=path)
+    log.info("wrote %s", path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
+
+
+async def show_flag(page: Any) -> None:
+    """Point at the agent's caret: its name flag shows (it fades 2 s after the agent's last move)."""
+    from playwright.async_api import expect
+
+    caret = page.locator(".jp-remote-cursor").first
+    await expect(caret).to_have_count(1, timeout=WAIT)
+    box = await caret.bounding_box()
+    if box is not None:
+        await page.mouse.move(box["x"] + 1, box["y"] + box["height"] / 2)
+    await expect(page.locator(".jp-remote-userFlag:not(.jp-mod-idle)").first).to_be_visible(timeout=WAIT)
+
+
+async def run(out: Path) -> None:
+    from playwright.async_api import async_playwright, expect
+
+    executable = chromium.executable()
+    if executable is None:
+        raise SystemExit(f"headless Chromium not found: {chromium.INSTALL_HINT}")
+    token, port = secrets.token_hex(24), free_port()
+    base = f"http://127.0.0.1:{port}/"
+    with tempfile.TemporaryDirectory() as tmp, jupyter_lab(Path(tmp), port, token) as server:
+        await until_ready(base, token, server)
+        async with async_playwright() as driver, agent(base, token) as client:
+            browser = await driver.chromium.launch(executable_path=executable, args=chromium.FLAGS)
+            lab = await open_notebook(browser, f"{base}lab/tree/{quote(NOTEBOOK)}?token={token}", "Monthly sales")
+            await call(client, "batch_execute_notebook_cells", path=NOTEBOOK)
+            await call(
+                client,
+                "batch_insert_notebook_cells",
+                path=NOTEBOOK,
+                after_cell_id="cell-2",
+                cells=[{"content": "best = max(sales)\nprint(f'best month: {best}, average: {average:.1f}')"}],
+            )
+            await call(
+                client,
+                "batch_update_notebook_cells",
+                path=NOTEBOOK,
+                exec=False,
+                updates=[{"cell_id": "cell-1", "content": "sales = [120, 135, 128, 160, 171, 158, 149]"}],
+            )
+            inserted = lab.locator(".jp-Cell").nth(3)
+            await expect(inserted.locator(".jp-OutputArea-output")).to_contain_text("best month: 171", timeout=WAIT)
+            await expect(lab.locator(".jp-Cell").nth(1)).to_contain_text("158, 149]", timeout=WAIT)
+            await show_flag(lab)
+            await shoot(lab, out / "lab-agent-edit.png")
+
+            if await lab.locator(".jp-mcp-indicator").count():
+                await shoot(lab, out / "lab-indicator.png")
+                await lab.locator(".jp-mcp-activity-open").first.click()
+                await expect(lab.locator(".jp-mcp-activity-entry").first).to_be_visible(timeout=WAIT)
+                await shoot(lab, out / "lab-activity.png")
+
+            classic = await open_notebook(browser, f"{base}notebooks/{quote(NOTEBOOK)}?token={token}", "Monthly sales")
+            await call(
+                client,
+                "batch_update_notebook_cells",
+                path=NOTEBOOK,
+                exec=False,
+                updates=[{"cell_id": "cell-2", "content": "average = round(sum(sales) / len(sales), 1)\naverage"}],
+            )
+            await expect(classic.locator(".jp-Cell").nth(2)).to_contain_text("round(", timeout=WAIT)
+            await show_flag(classic)
+            await shoot(classic, out / "notebook7-agent-edit.png")
+            await browser.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "images", help="where the PNGs go")
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    out = parser.parse_args().out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    asyncio.run(run(out))
+
+
+if __name__ == "__main__":
+    main()
