@@ -20,49 +20,18 @@ import logging
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from jupyter_pair_mcp.adapters.rooms import awareness as aw
 from jupyter_pair_mcp.services.activity import Activity, ActivityLog
 from jupyter_pair_mcp.services.actors import Actor
-from jupyter_pair_mcp.services.agent_identity import display_name, user_id, user_state
-from jupyter_pair_mcp.services.global_presence import GlobalPresence, current
+from jupyter_pair_mcp.services.agent_identity import display_name, user_id
+from jupyter_pair_mcp.services.global_presence import GlobalPresence
+from jupyter_pair_mcp.services.presence_states import Agent, Presence, document_state, global_state
 
 log = logging.getLogger(__name__)
 
 STATUSES = ("online", "away", "busy", "offline")
-
-
-@dataclass
-class Agent:
-    """One actor's presence settings, shared by all the rooms it is in."""
-
-    actor: Actor
-    last_seen: float  # on the service's clock: the presence timeout counts from here
-    last_activity: float  # epoch seconds, for people
-    status: str = "online"
-    message: str | None = None
-    activity: dict[str, Any] | None = None  # the last broadcast, shown to people
-    current_document: str | None = None
-    calls: int = 0  # tool calls in flight: an agent waiting on a long call has not left
-
-
-@dataclass
-class Presence:
-    """An agent in one room."""
-
-    key: str
-    room_id: str
-    path: str
-    kind: str
-    client_id: int
-    cursor: dict[str, Any] | None = None
-    cell_id: str | None = None  # the cell last edited, run or holding the cursor (notebooks), shown to people
-    point: dict[str, Any] | None = None  # point_at: {cell_id, message, at (epoch ms)} shown to people
-    clients: frozenset[int] = field(default_factory=frozenset)
-    published: float = 0.0  # on the service's clock
-    autosave: bool = True
 
 
 class PresenceService:
@@ -325,44 +294,15 @@ class PresenceService:
         return any(s.get("autosave", True) for s in human) if human else True
 
     def _global_state(self, key: str, presences: list[Presence] | None = None) -> dict[str, Any] | None:
-        """The agent's state in JupyterLab's global room: who it is, its current document and all of its
-        documents (None while it is in no document room). ``presences``: the agent's, when the caller has them."""
+        """The agent's state in JupyterLab's global room (None while it is in no document room).
+        ``presences``: the agent's, when the caller has them."""
         agent = self._agents.get(key)
         presences = [p for p in self._presences.values() if p.key == key] if presences is None else presences
-        if agent is None or not presences:
-            return None
-        now = next((p for p in presences if p.path == agent.current_document), presences[-1])
-        state: dict[str, Any] = {
-            "user": user_state(agent.actor),
-            "agent": {"client": agent.actor.client, "status": agent.status, "message": agent.message},
-            "current": current(now.kind, now.path),
-            "documents": [p.path for p in presences],
-        }
-        if agent.activity is not None:
-            state["agent"]["activity"] = agent.activity
-        return state
+        return global_state(agent, presences) if agent is not None else None
 
     def _state(self, presence: Presence, autosave: bool) -> dict[str, Any] | None:
         agent = self._agents.get(presence.key)
-        if agent is None:
-            return None
-        actor = agent.actor
-        state: dict[str, Any] = {
-            "user": user_state(actor),
-            "agent": {
-                "client": actor.client,
-                "status": agent.status,
-                "message": agent.message,
-                "cell_id": presence.cell_id,
-                "point": presence.point,
-            },
-            "autosave": autosave,
-        }
-        if agent.activity is not None:
-            state["agent"]["activity"] = agent.activity
-        if presence.cursor is not None:
-            state["cursors"] = [presence.cursor]
-        return state
+        return document_state(agent, presence, autosave) if agent is not None else None
 
     def _send(self, room: Any, room_id: str, client_id: int, state: dict[str, Any] | None) -> None:
         """Apply and broadcast one of our states in a room (None: its removal), with the next clock."""
