@@ -26,6 +26,7 @@ from jupyter_pair_mcp.adapters.rooms.restore import (
 )
 from jupyter_pair_mcp.adapters.rooms.undo import UndoResult, UndoTracker
 from jupyter_pair_mcp.errors import InvalidArgument, NotFound
+from jupyter_pair_mcp.models.results import UndoEditsResult
 
 
 @dataclass
@@ -224,3 +225,16 @@ def _extend(version: Version, row: Row) -> None:
 
 
 __all__ = ["HistoryService", "RestoreOutcome", "Version", "fold", "version_cells", "version_text"]
+
+
+def undo_report(path: str, result: UndoResult) -> UndoEditsResult:
+    """What an undo did, as the tool and the activity panel both report it."""
+    note = (
+        f"undid {len(result.undone)} edit(s)"
+        if not result.removed_cells
+        else "undoing inserted cells removed them, with anything people typed into them since "
+        "(restore the version before this undo to get that back)"
+    )
+    return UndoEditsResult(
+        path=path, undone=result.undone, remaining=result.remaining, removed_cells=result.removed_cells, note=note
+    )

@@ -19,10 +19,11 @@ from typing import Any
 
 from jupyter_pair_mcp.adapters.rooms import awareness as aw
 from jupyter_pair_mcp.errors import InvalidArgument, NotFound, PermissionDenied, Unavailable
-from jupyter_pair_mcp.models.results import RestoreChange, RestoreResult, UndoEditsResult
+from jupyter_pair_mcp.models.results import RestoreChange, RestoreResult
 from jupyter_pair_mcp.services.activity import Activity, ActivityLog
 from jupyter_pair_mcp.services.actors import ORIGIN_PREFIX
 from jupyter_pair_mcp.services.agent_identity import color
+from jupyter_pair_mcp.services.history import undo_report
 from jupyter_pair_mcp.services.stops import Stops, entry, message
 
 log = logging.getLogger(__name__)
@@ -236,19 +237,7 @@ class Steering:
             )
         summary = f"{person.name} undid: " + "; ".join(result.undone)
         self.log.add(entry(actor, "undo", path, summary, by=person.username))
-        note = (
-            f"undid {len(result.undone)} edit(s)"
-            if not result.removed_cells
-            else "undoing inserted cells removed them, with anything people typed into them since "
-            "(restore the version before this undo to get that back)"
-        )
-        return UndoEditsResult(
-            path=path,
-            undone=result.undone,
-            remaining=result.remaining,
-            removed_cells=result.removed_cells,
-            note=note,
-        ).model_dump(mode="json")
+        return undo_report(path, result).model_dump(mode="json")
 
     async def restore(self, path: str, version: str, person: Person) -> dict[str, Any]:
         """Bring the document back to a version (as restore_document_version does), as the person."""

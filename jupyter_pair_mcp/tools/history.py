@@ -18,7 +18,7 @@ from jupyter_pair_mcp.models.results import (
     VersionCell,
     VersionContent,
 )
-from jupyter_pair_mcp.services.history import HistoryService, Version, version_cells, version_text
+from jupyter_pair_mcp.services.history import HistoryService, Version, undo_report, version_cells, version_text
 from jupyter_pair_mcp.tools.notebook import check_max
 from jupyter_pair_mcp.tools.params import MAX_CONTENT_LENGTH, DocumentPath, EndIndex, FirstCell, MaxContentLength
 from jupyter_pair_mcp.tools.registry import READ, WRITE, Backends, ToolSpec
@@ -150,19 +150,7 @@ def history_tools(b: Backends) -> list[ToolSpec]:
                 f"nothing of yours to undo in {path!r}: this session made no edits there since its room opened "
                 "(use get_document_history and restore_document_version for older edits)"
             )
-        note = (
-            f"undid {len(result.undone)} edit(s)"
-            if not result.removed_cells
-            else "undoing inserted cells removed them, with anything people typed into them since "
-            "(restore the version before this undo to get that back)"
-        )
-        return UndoEditsResult(
-            path=path,
-            undone=result.undone,
-            remaining=result.remaining,
-            removed_cells=result.removed_cells,
-            note=note,
-        )
+        return undo_report(path, result)
 
     return [
         ToolSpec(get_document_history, "history", "Document history", READ, read_only=True),
