@@ -34,7 +34,8 @@ from mcp.types import Implementation
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tests.browser import chromium  # noqa: E402  (the repository root is on the path only from here)
+import jupyter_pair_mcp  # noqa: E402  (the repository root is on the path only from here)
+from tests.browser import chromium  # noqa: E402
 
 log = logging.getLogger("screenshots")
 NOTEBOOK = "analysis.ipynb"
@@ -80,7 +81,18 @@ def jupyter_lab(home: Path, port: int, token: str) -> Any:
     root.mkdir()
     write_settings(home / "settings")
     write_notebook(root / NOTEBOOK)
-    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(home / "config"), "JUPYTER_RUNTIME_DIR": str(home / "runtime")}
+    # This repository's code, whatever the environment has installed, with its server extension enabled.
+    config = home / "config"
+    config.mkdir()
+    extensions = {jupyter_pair_mcp.__name__: True, "jupyter_server_ydoc": True, "jupyter_server_fileid": True}
+    (config / "jupyter_server_config.json").write_text(json.dumps({"ServerApp": {"jpserver_extensions": extensions}}))
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    env = {
+        **os.environ,
+        "PYTHONPATH": path,
+        "JUPYTER_CONFIG_DIR": str(config),
+        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+    }
     command = [
         sys.executable,
         "-m",
@@ -115,32 +127,31 @@ def jupyter_lab(home: Path, port: int, token: str) -> Any:
                 process.wait()
 
 
-async def until_ready(base: str, token: str, process: subprocess.Popen[bytes]) -> None:
-    """Wait (bounded) until the server answers with the MCP endpoint mounted."""
-    async with httpx2.AsyncClient(timeout=5) as http:
-        for _ in range(600):
-            if process.poll() is not None:
-                raise RuntimeError("jupyter lab exited; see server.log")
-            with contextlib.suppress(httpx2.HTTPError):
-                response = await http.get(f"{base}api/status", headers={"Authorization": f"token {token}"})
-                if response.status_code == 200:
-                    return
-            await asyncio.sleep(0.2)
-    raise RuntimeError("jupyter lab did not answer within 120 s")
+async def until_ready(server_log: Path, process: subprocess.Popen[bytes]) -> None:
+    """Wait (bounded) until the server logs its ``MCP endpoint:`` line: Jupyter answers requests before
+    the endpoint is mounted."""
+    for _ in range(600):
+        text = await asyncio.to_thread(server_log.read_text)
+        if "MCP endpoint:" in text:
+            return
+        if process.poll() is not None:
+            raise RuntimeError(f"jupyter lab exited:\n{text[-3000:]}")
+        await asyncio.sleep(0.2)
+    raise RuntimeError(f"jupyter lab did not serve the endpoint within 120 s:\n{text[-3000:]}")
 
 
 @contextlib.asynccontextmanager
 async def agent(base: str, token: str) -> AsyncIterator[Client]:
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
     transport = streamable_http_client(f"{base}mcp", http_client=http)
-    async with http, Client(transport, client_info=AGENT) as client:  # type: ignore[arg-type]
+    async with http, Client(transport, client_info=AGENT) as client:
         yield client
 
 
 async def call(client: Client, tool: str, **arguments: Any) -> Any:
     result = await asyncio.wait_for(client.call_tool(tool, arguments), 120)
     if result.is_error:
-        raise RuntimeError(f"{tool}: {result.content[0].text if result.content else result}")
+        raise RuntimeError(f"{tool}: {getattr(result.content[0], 'text', '') if result.content else result}")
     return result.structured_content
 
 
@@ -187,7 +198,7 @@ async def run(out: Path) -> None:
     token, port = secrets.token_hex(24), free_port()
     base = f"http://127.0.0.1:{port}/"
     with tempfile.TemporaryDirectory() as tmp, jupyter_lab(Path(tmp), port, token) as server:
-        await until_ready(base, token, server)
+        await until_ready(Path(tmp) / "server.log", server)
         async with async_playwright() as driver, agent(base, token) as client:
             browser = await driver.chromium.launch(executable_path=executable, args=chromium.FLAGS)
             lab = await open_notebook(browser, f"{base}lab/tree/{quote(NOTEBOOK)}?token={token}", "Monthly sales")

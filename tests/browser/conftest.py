@@ -18,14 +18,15 @@ import asyncio
 import importlib.util
 import json
 import os
-from collections.abc import Awaitable, Callable, Iterator
+import weakref
+from collections.abc import Awaitable, Callable, Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import pytest
 from jupyter_core.paths import jupyter_path
-from jupyterlab.commands import get_app_dir
+from jupyterlab.commands import get_app_dir  # type: ignore[import-untyped]
 from traitlets.config import Config
 
 import jupyter_pair_mcp
@@ -143,12 +144,16 @@ def jp_server_config(jp_server_config: Config, tmp_path: Path, labextensions: li
 
 
 KEEP_PAGES = pytest.StashKey[Callable[[], str]]()
+# What each page logged (console, page errors, HTTP errors), kept in files when its test fails.
+CONSOLES: weakref.WeakKeyDictionary[Page, list[str]] = weakref.WeakKeyDictionary()
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """When a browser test fails, keep what its pages showed, and say where in the failure's report."""
-    report: pytest.TestReport = yield
+    report = yield
     keep = item.stash.get(KEEP_PAGES, None)
     if report.failed and report.when == "call" and keep is not None:
         report.sections.append(("browser", keep()))
@@ -178,7 +183,7 @@ def browser(
     async def keep_pages() -> None:
         pages = [page for context in launched.contexts for page in context.pages]
         for number, page in enumerate(pages):
-            (tmp_path / f"page-{number}-console.txt").write_text("\n".join(getattr(page, "_mcp_console", [])))
+            (tmp_path / f"page-{number}-console.txt").write_text("\n".join(CONSOLES.get(page, [])))
             await page.screenshot(path=tmp_path / f"page-{number}.png", timeout=10_000)
 
     def keep() -> str:
@@ -231,8 +236,7 @@ def _page_opener(
 
         expected = first_source(jp_root_dir, path) if first_cell is None else first_cell
         page = await browser.new_page()
-        console: list[str] = []
-        page._mcp_console = console  # type: ignore[attr-defined]  # kept if the test fails (see browser)
+        console = CONSOLES[page] = []
         page.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
         page.on("pageerror", lambda error: console.append(f"page error: {error}"))
 
