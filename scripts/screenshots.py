@@ -4,7 +4,8 @@ Starts this environment's ``jupyter lab`` (with the MCP endpoint) on a free port
 config and runtime directory; opens a notebook in Debian's headless Chromium (scripts/install_browser.sh
 installs it), in JupyterLab and in Notebook 7; has an agent (the MCP SDK client over HTTP) insert a cell, run
 it and rewrite another; saves a PNG of each view. When the companion JupyterLab extension is loaded, its
-toolbar indicator and activity panel are shot too.
+views are shot too: the toolbar indicator, a cell the agent points at, the Collaborators panel listing the
+agent, the activity panel, and the agent stopped by the person.
 
 Usage: python scripts/screenshots.py [--out docs/images]
 """
@@ -223,8 +224,23 @@ async def run(out: Path) -> None:
             await show_flag(lab)
             await shoot(lab, out / "lab-agent-edit.png")
 
-            if await lab.locator(".jp-mcp-indicator").count():
-                await shoot(lab, out / "lab-indicator.png")
+            extension = bool(await lab.locator(".jp-mcp-indicator").count())
+            if extension:
+                # Who is here: the toolbar's indicator (the agent's badge, follow, stop; the person).
+                await expect(lab.locator(".jp-mcp-participant[data-mcp-kind=agent]").first).to_be_visible(timeout=WAIT)
+                await lab.locator(".jp-NotebookPanel-toolbar").first.screenshot(path=out / "lab-indicator.png")
+                log.info("wrote %s", out / "lab-indicator.png")
+                # Where the agent points: a labelled outline on the cell; the view does not move.
+                await call(client, "point_at", path=NOTEBOOK, cell_id="cell-2", message="This average now has 7 months")
+                await expect(lab.locator(".jp-mcp-point-label").first).to_be_visible(timeout=WAIT)
+                await shoot(lab, out / "lab-point.png")
+                # JupyterLab's Collaborators panel lists the agent (global awareness).
+                await lab.evaluate("window.jupyterapp.shell.activateById('jp-collaboration-panel')")
+                panel = lab.locator(".jp-CollaboratorsPanel .jp-Collaborator", has_text="Data assistant")
+                await expect(panel.first).to_be_visible(timeout=WAIT)
+                await shoot(lab, out / "lab-collaborators.png")
+                await lab.evaluate("window.jupyterapp.shell.activateById('filebrowser')")
+                # What the agent did: the activity panel.
                 await lab.locator(".jp-mcp-activity-open").first.click()
                 await expect(lab.locator(".jp-mcp-activity-entry").first).to_be_visible(timeout=WAIT)
                 await shoot(lab, out / "lab-activity.png")
@@ -240,6 +256,14 @@ async def run(out: Path) -> None:
             await expect(classic.locator(".jp-Cell").nth(2)).to_contain_text("round(", timeout=WAIT)
             await show_flag(classic)
             await shoot(classic, out / "notebook7-agent-edit.png")
+            if extension:
+                # Stop: the person ends the agent's work in this notebook; it stays listed, greyed, to allow again.
+                # (The open activity panel narrows the toolbar and moves the indicator into its overflow menu.)
+                await lab.bring_to_front()
+                await lab.evaluate("window.jupyterapp.shell.collapseRight()")
+                await lab.locator(".jp-mcp-stop:visible").first.click()
+                await expect(lab.locator(".jp-mcp-stopped").first).to_be_visible(timeout=WAIT)
+                await shoot(lab, out / "lab-stopped.png")
             await browser.close()
 
 
