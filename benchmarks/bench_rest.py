@@ -50,6 +50,9 @@ async def main() -> int:
                 change = [{"cell_id": f"c{(i * 7) % size}", "content": f"v = {i}"}]
                 await raw.call("batch_update_notebook_cells", path=f"nb{size}.ipynb", updates=change, exec=False)
             api = f"{server.url}/api/mcp"
+            # Let the rooms' autosaves of those edits finish: saving a 10000-cell notebook holds the server's
+            # loop for a while (upstream, issue 25), which would land in whichever request comes next.
+            await asyncio.sleep(5)
 
             async def get(url: str, **params: Any) -> Any:
                 response = await http.get(url, params=params)

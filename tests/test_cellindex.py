@@ -83,3 +83,35 @@ def test_positions_stay_exact_through_random_structure_changes() -> None:
     assert index.ids == truth
     assert rebuilds == 0  # every lookup was answered from the maintained list, never by a rebuild
     index.close()
+
+
+def test_shown_positions_never_walk_the_array() -> None:
+    """The activity panel asks where up to a thousand cells are: the index answers without touching the array
+    (a verified lookup reads the cell at its index, a walk from the start), and stays exact as cells move."""
+    doc = pycrdt.Doc()
+    cells = doc.get("cells", type=pycrdt.Array)
+    with doc.transaction():
+        cells.extend([cell(f"c{i}") for i in range(2000)])
+    index = CellIndex(cells)
+    index.ids  # noqa: B018  (built once, as a room's first call does)
+    reads = 0
+    original = pycrdt.Array.__getitem__
+
+    def counted(self: pycrdt.Array, key: object) -> object:  # type: ignore[type-arg]
+        nonlocal reads
+        reads += 1
+        return original(self, key)  # type: ignore[index]
+
+    pycrdt.Array.__getitem__ = counted  # type: ignore[method-assign, assignment]
+    try:
+        assert [index.shown_position(f"c{i}") for i in range(0, 2000, 2)] == list(range(0, 2000, 2))
+        assert index.shown_position("nope") is None
+        assert reads == 0
+        index.position("c1999")
+        assert reads == 1, "a verified lookup does read the cell: the counter sees array reads"
+        reads = 0
+        cells.insert(0, cell("new"))
+        assert index.shown_position("c1999") == 2000 and index.shown_position("new") == 0
+        assert reads == 0
+    finally:
+        pycrdt.Array.__getitem__ = original  # type: ignore[method-assign]

@@ -249,13 +249,14 @@ class RoomsAdapter:
         return entry[1].position(cell_id) if entry is not None and cell_id else None
 
     def cell_positions(self, path: str, cell_ids: list[str]) -> dict[str, int | None]:
-        """Where each cell sits in the open room of ``path``, from its cell index (one room lookup for all of
-        them; None for a cell not there, and for all when no room is open or its index is of an older room)."""
+        """Where each cell sits in the open room of ``path``, for people to see, from its cell index without
+        walking the cells (one room lookup for all of them; None for a cell not there, and for all when no room
+        is open or its index is of an older room)."""
         room_id = self.room_id(path, "notebook", create_id=False) or ""
         entry = self._indexes.get(room_id)
         if entry is None or entry[0].ydoc is not getattr(self._room(room_id), "ydoc", None):
             return dict.fromkeys(cell_ids)
-        return {cell_id: entry[1].position(cell_id) for cell_id in cell_ids}
+        return {cell_id: entry[1].shown_position(cell_id) for cell_id in cell_ids}
 
     def info(self, path: str, kind: str) -> RoomInfo | None:
         """Room id and who is in the room of ``path`` (from awareness), or None when no room is open."""

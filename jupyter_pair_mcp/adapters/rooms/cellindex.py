@@ -95,6 +95,13 @@ class CellIndex:
             self._rebuild()  # an id changed inside a cell: rare, so a full rebuild is fine
         return None
 
+    def shown_position(self, cell_id: str) -> int | None:
+        """Where ``cell_id`` sits by the index alone, not verified against the live cell: for showing people
+        where a cell is (the activity panel asks for up to a thousand at once), never for addressing an edit.
+        A verified lookup walks the array to the cell (O(index)); this one does not touch the array."""
+        self._ensure()
+        return self._locate(cell_id)
+
     def fetched(self, index: int) -> Any:
         """The live cell at ``index`` if a lookup just fetched it (none since changed the structure), else None."""
         return self._fetched.get(index)
