@@ -37,6 +37,7 @@ class Edit:
     text: Any = None  # the live Y text the edit ended in: the agent's cursor goes there without a cell lookup
     details: dict[str, Any] = field(default_factory=dict)
     serial: str = ""  # named by the journal when recorded (unique across restarts); history stores it too
+    changed: bool = False  # its transaction changed the document (set by the undo tracker's observer)
 
 
 class EditJournal:

@@ -42,10 +42,21 @@ class UndoTracker:
         journal.on_edit(self._recorded)
         self._journal = journal
         self._last_doc: dict[str, Any] = {}  # actor origin -> a weak ref to the doc of its last edit
+        self._observers: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+    def _committed(self, ydoc: Any) -> None:
+        edit = self._journal.current(ydoc) if ydoc is not None else None
+        if edit is not None:
+            edit.changed = True
 
     def _prepare(self, ydoc: Any, edit: Edit) -> None:
         if edit.source not in UNDOABLE or edit.actor is None:
             return
+        if ydoc not in self._stacks:
+            # One observer per document: a transaction that changed anything (inserts or only deletes) fires
+            # it, an empty one does not - so the edit committing now knows whether it added an undo step.
+            ref = weakref.ref(ydoc)  # the observer must not keep its document alive
+            self._observers[ydoc] = ydoc.observe(lambda _event: self._committed(ref()))
         stacks = self._stacks.setdefault(ydoc, {})
         origin = edit.actor.origin
         if origin not in stacks:
@@ -60,22 +71,27 @@ class UndoTracker:
         self._last_doc[origin] = weakref.ref(ydoc)
 
     def _recorded(self, edit: Edit) -> None:
+        """Name the undo step the edit added, if it added one.
+
+        Never asks the manager for its stack here: pycrdt builds the whole stack as a list for that, so asking
+        on every edit made a session's edits cost O(edits so far) each. An edit that changed the document
+        under the actor's origin is one step (``capture_timeout_millis=0``); ``undo``
+        reconciles the names with the real stack, once per undo.
+        """
         if edit.source not in UNDOABLE or edit.actor is None or edit.details.get("undo"):
             return
         ref = self._last_doc.get(edit.actor.origin)
         ydoc = ref() if ref is not None else None
         stack = self._stacks.get(ydoc, {}).get(edit.actor.origin) if ydoc is not None else None
-        if stack is None:
-            return
-        depth = len(stack.manager.undo_stack)
-        if depth > len(stack.summaries):
+        if stack is not None and edit.changed:
             stack.summaries.append(edit.summary)
-        del stack.summaries[: max(0, len(stack.summaries) - depth)]
 
     def undo(self, ydoc: Any, actor: Any, count: int, *, path: str, kind: str) -> UndoResult:
         """Undo the actor's last ``count`` edits in ``ydoc`` as one recorded agent edit."""
         stack = self._stacks.get(ydoc, {}).get(actor.origin)
         available = len(stack.manager.undo_stack) if stack is not None else 0
+        if stack is not None:  # the names of the steps the stack really holds: the newest ``available``
+            del stack.summaries[: max(0, len(stack.summaries) - available)]
         count = min(count, available)
         if stack is None or count == 0:
             return UndoResult([], [], available)
