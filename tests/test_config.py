@@ -194,7 +194,7 @@ async def test_startup_line_names_the_url_and_header_not_the_token(
 ) -> None:
     caplog.set_level(logging.INFO)
     await extension._start_jupyter_server_extension(jp_serverapp)
-    lines = [r.getMessage() for r in caplog.records if "MCP endpoint" in r.getMessage()]
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("MCP endpoint:")]
     assert len(lines) == 1
     assert "/a%40b/mcp" in lines[0]
     assert "Authorization: Bearer" in lines[0]
