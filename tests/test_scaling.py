@@ -7,6 +7,7 @@ array accesses one edit makes, on a small and on a large notebook, shows such a 
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pycrdt
@@ -15,8 +16,22 @@ import pytest
 from .conftest import call_tool
 
 
+def _from_our_code() -> bool:
+    """Whether the access happens under a call of this package (the tool, or observers its transaction fires).
+
+    Rooms save themselves on their own task: jupyter_ydoc's save reads every cell by index, and one that lands
+    during a measured call (the small notebook's, seen on a loaded machine) is upstream work, not the call's.
+    """
+    frame = sys._getframe(2)
+    while frame is not None:
+        if "jupyter_pair_mcp" in frame.f_code.co_filename:
+            return True
+        frame = frame.f_back
+    return False
+
+
 class Accesses:
-    """Counts index accesses and iterations of arrays belonging to the documents in ``docs``."""
+    """Counts index accesses and iterations, made under our code, of arrays of the documents in ``docs``."""
 
     def __init__(self) -> None:
         self.n = 0
@@ -25,7 +40,7 @@ class Accesses:
 
     def count(self, array: Any, key: Any = None) -> None:
         doc = getattr(array, "_doc", None)
-        if any(doc is d for d in self.docs):
+        if any(doc is d for d in self.docs) and _from_our_code():
             self.n += 1
             self.steps += key if isinstance(key, int) and key >= 0 else 0
 
