@@ -1,0 +1,325 @@
+"""Review mode (docs/review.md): an agent proposes, a person accepts or rejects cell by cell over REST — against a
+real server with its token, a real MCP client over HTTP, and a person typing through a real Yjs client."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx2
+import mcp_types
+import pytest
+from jupyter_server.auth.authorizer import Authorizer
+
+from .conftest import call_tool, received, stored, tool_error, until, within
+
+pytestmark = pytest.mark.usefixtures("jp_serverapp")
+
+CELLS = [
+    {"cell_type": "code", "source": "a = 1", "id": "c0"},
+    {"cell_type": "code", "source": "b = 2", "id": "c1"},
+    {"cell_type": "code", "source": "c = 3", "id": "c2"},
+]
+
+
+@pytest.fixture
+def api(server_root: str, jp_base_url: str) -> str:
+    return f"{server_root}{jp_base_url}api/mcp"
+
+
+class People:
+    """What a person's JupyterLab does: the suggestions REST API, with the token."""
+
+    def __init__(self, http: httpx2.AsyncClient, api: str, auth: dict[str, str]) -> None:
+        self.http, self.api, self.auth = http, api, auth
+
+    async def listed(self, path: str) -> list[dict[str, Any]]:
+        response = await within(self.http.get(f"{self.api}/suggestions", params={"path": path}, headers=self.auth))
+        assert response.status_code == 200, response.text
+        return list(response.json()["suggestions"])
+
+    async def decide(self, suggestion_id: str, action: str, body: dict[str, Any] | None = None) -> httpx2.Response:
+        url = f"{self.api}/suggestions/{suggestion_id}/{action}"
+        return await within(self.http.post(url, json=body or {}, headers=self.auth))
+
+    async def review(self, enabled: bool | None = None) -> dict[str, Any]:
+        if enabled is None:
+            response = await within(self.http.get(f"{self.api}/review", headers=self.auth))
+        else:
+            response = await within(self.http.put(f"{self.api}/review", json={"enabled": enabled}, headers=self.auth))
+        assert response.status_code == 200, response.text
+        return dict(response.json())
+
+
+@pytest.fixture
+def people(http: httpx2.AsyncClient, api: str, auth: dict[str, str]) -> People:
+    return People(http, api, auth)
+
+
+def suggestions_of(extension: Any) -> Any:
+    return extension.suggestions
+
+
+async def versions(client: Any, path: str) -> list[dict[str, Any]]:
+    return list((await call_tool(client, "get_document_history", path=path))["versions"])
+
+
+async def test_a_proposal_leaves_the_cell_and_accepting_it_is_one_version_keeping_a_persons_typing(
+    mcp_client: Any, make_notebook: Any, collaborator: Any, people: People, jp_serverapp: Any
+) -> None:
+    path = make_notebook("review.ipynb", CELLS)
+    notes: list[Any] = []
+
+    async def logged(params: mcp_types.LoggingMessageNotificationParams) -> None:
+        notes.append(params.data)
+
+    async with collaborator(path) as human, mcp_client(logging_callback=logged) as client:
+        await call_tool(client, "get_notebook", path=path)
+        result = await call_tool(
+            client,
+            "batch_update_notebook_cells",
+            path=path,
+            propose=True,
+            updates=[{"cell_id": "c1", "content": "b = 2  # checked\nprint(b)"}],
+        )
+        suggestion = result["suggestion"]
+        assert suggestion["state"] == "pending" and result["execution_skipped"].startswith("proposed")
+        (cell,) = suggestion["cells"]
+        assert (cell["cell_id"], cell["change"], cell["before"]) == ("c1", "update", "b = 2")
+        assert cell["after"] == "b = 2  # checked\nprint(b)"
+        # the live document is untouched, for the agent and for the person
+        live = await call_tool(client, "get_notebook", path=path)
+        assert [c["source"] for c in live["cells"]] == ["a = 1", "b = 2", "c = 3"]
+        assert human.sources() == ["a = 1", "b = 2", "c = 3"]
+        listed = await people.listed(path)
+        assert [s["id"] for s in listed] == [suggestion["id"]] and listed[0]["agent"]["key"]
+        await stored(jp_serverapp, path)
+        before = await versions(client, path)
+
+        # the person types in the same cell (at its start) while the suggestion waits, then accepts it
+        human.type_into(1, 0, "# mine\n")
+        await received(jp_serverapp, human)
+        accepted = await people.decide(suggestion["id"], "accept")
+        assert accepted.status_code == 200, accepted.text
+        assert accepted.json()["state"] == "accepted"
+        await human.wait_until(lambda: "print(b)" in human.sources()[1])
+        assert human.sources()[1] == "# mine\nb = 2  # checked\nprint(b)"  # every keystroke kept
+        await stored(jp_serverapp, path)
+        after = await versions(client, path)
+        agent_after = [v for v in after if v["source"] == "agent"]
+        assert len(agent_after) == len([v for v in before if v["source"] == "agent"]) + 1
+        assert agent_after[0]["summary"].startswith("accepted suggestion")
+
+        # the agent sees the outcome: get_suggestion and a notification on its session
+        read = await call_tool(client, "get_suggestion", suggestion_id=suggestion["id"])
+        assert read["state"] == "accepted" and read["cells"][0]["state"] == "accepted"
+        await until(lambda: any(n.get("suggestion_id") == suggestion["id"] for n in notes), what="the notification")
+        assert notes[-1]["state"] == "accepted"
+        # accepting twice applies nothing twice
+        again = await people.decide(suggestion["id"], "accept")
+        assert again.status_code == 409 and "accepted already" in again.json()["message"]
+
+        # a second proposal, rejected: the cell stays as it was
+        second = await call_tool(
+            client, "batch_insert_notebook_cells", path=path, propose=True, cells=[{"content": "d = 4"}]
+        )
+        rejected = await people.decide(second["suggestion"]["id"], "reject")
+        assert rejected.status_code == 200 and rejected.json()["state"] == "rejected"
+        assert len(human.ids()) == 3
+        read = await call_tool(client, "get_suggestion", suggestion_id=second["suggestion"]["id"])
+        assert read["state"] == "rejected"
+        await until(lambda: notes[-1] == {**notes[-1], "state": "rejected"}, what="the rejection's notification")
+
+
+async def test_accepting_some_cells_applies_only_those(
+    mcp_client: Any, make_notebook: Any, collaborator: Any, people: People
+) -> None:
+    path = make_notebook("some.ipynb", CELLS)
+    async with collaborator(path) as human, mcp_client() as client:
+        result = await call_tool(
+            client,
+            "batch_update_notebook_cells",
+            path=path,
+            propose=True,
+            updates=[{"cell_id": "c0", "content": "a = 10"}, {"cell_id": "c2", "content": "c = 30"}],
+        )
+        sid = result["suggestion"]["id"]
+        response = await people.decide(sid, "accept", {"cells": ["c2"]})
+        assert response.status_code == 200, response.text
+        states = {c["cell_id"]: c["state"] for c in response.json()["cells"]}
+        assert states == {"c0": "pending", "c2": "accepted"} and response.json()["state"] == "pending"
+        await human.wait_until(lambda: human.sources()[2] == "c = 30")
+        assert human.sources()[0] == "a = 1"
+        done = await people.decide(sid, "reject", {"cells": ["c0"]})
+        assert done.json()["state"] == "accepted" and human.sources()[0] == "a = 1"
+
+
+async def test_two_suggestions_on_one_cell_the_second_is_rebased_or_conflicts(
+    mcp_client: Any, make_notebook: Any, collaborator: Any, people: People
+) -> None:
+    path = make_notebook("two.ipynb", [{"cell_type": "code", "source": "x = 1\ny = 2\nz = 3", "id": "c0"}])
+    async with collaborator(path) as human, mcp_client() as client:
+
+        async def propose(content: str) -> str:
+            await call_tool(client, "get_notebook", path=path)
+            done = await call_tool(
+                client,
+                "batch_update_notebook_cells",
+                path=path,
+                propose=True,
+                updates=[{"cell_id": "c0", "content": content}],
+            )
+            return str(done["suggestion"]["id"])
+
+        first = await propose("x = 7\ny = 2\nz = 3")
+        second = await propose("x = 1\ny = 2\nz = 300")  # another line: carried onto the new text
+        third = await propose("x = 9\ny = 2\nz = 3")  # the same characters: a conflict
+        assert (await people.decide(first, "accept")).status_code == 200
+        await human.wait_until(lambda: human.sources()[0] == "x = 7\ny = 2\nz = 3")
+        listed = {s["id"]: s for s in await people.listed(path)}
+        assert listed[second]["state"] == "pending"
+        assert listed[second]["cells"][0]["before"] == "x = 7\ny = 2\nz = 3"
+        assert listed[second]["cells"][0]["after"] == "x = 7\ny = 2\nz = 300"
+        assert listed[third]["state"] == "conflict" and "changed the same text" in listed[third]["cells"][0]["reason"]
+        refused = await people.decide(third, "accept")
+        assert refused.status_code == 409 and "conflict" in refused.json()["message"]
+        assert (await people.decide(second, "accept")).status_code == 200
+        await human.wait_until(lambda: human.sources()[0] == "x = 7\ny = 2\nz = 300")
+        read = await call_tool(client, "get_suggestion", suggestion_id=third)
+        assert read["state"] == "conflict"
+        assert (await people.decide(third, "reject")).json()["state"] == "rejected"
+
+
+async def test_a_text_document_proposal(mcp_client: Any, jp_root_dir: Any, collaborator: Any, people: People) -> None:
+    (jp_root_dir / "notes.md").write_text("hello world\n")
+    async with collaborator("notes.md", "file") as human, mcp_client() as client:
+        await call_tool(client, "get_document", path="notes.md")
+        done = await call_tool(
+            client,
+            "batch_update_document",
+            path="notes.md",
+            propose=True,
+            operations=[{"position": 6, "length": 5, "content": "there"}],
+        )
+        suggestion = done["suggestion"]
+        assert suggestion["text"] == {"before": "hello world\n", "after": "hello there\n"}
+        assert human.text() == "hello world\n"
+        human.type_text(0, ">> ")
+        await until(lambda: "hello world" in human.text())
+        assert (await people.decide(suggestion["id"], "accept")).status_code == 200
+        await human.wait_until(lambda: human.text() == ">> hello there\n")
+
+
+class TestServerReviewMode:
+    @pytest.fixture
+    def mcp_config(self) -> dict[str, Any]:
+        return {"review_mode": True}
+
+    async def test_every_edit_is_a_proposal_and_tools_that_cannot_propose_are_refused(
+        self, mcp_client: Any, make_notebook: Any, collaborator: Any, people: People
+    ) -> None:
+        path = make_notebook("trait.ipynb", CELLS)
+        async with collaborator(path) as human, mcp_client() as client:
+            result = await call_tool(
+                client, "batch_update_notebook_cells", path=path, updates=[{"cell_id": "c0", "content": "a = 5"}]
+            )
+            assert result["suggestion"]["state"] == "pending"
+            deleted = await call_tool(client, "batch_delete_notebook_cells", path=path, cell_ids=["c2"])
+            assert deleted["suggestion"]["cells"][0]["change"] == "delete"
+            assert human.sources() == ["a = 1", "b = 2", "c = 3"]
+            message = await tool_error(client, "move_notebook_cell", path=path, cell_id="c0", to_index=2)
+            assert "review mode is on" in message
+            assert (await people.review())["server"] is True
+            assert (await people.decide(deleted["suggestion"]["id"], "accept")).status_code == 200
+            await human.wait_until(lambda: human.ids() == ["c0", "c1"])
+
+
+async def test_a_persons_switch_makes_agents_with_their_identity_propose(
+    mcp_client: Any, make_notebook: Any, collaborator: Any, people: People
+) -> None:
+    path = make_notebook("switch.ipynb", CELLS)
+    async with collaborator(path) as human, mcp_client() as client:
+        assert await people.review() == {"enabled": False, "server": False}
+        assert (await people.review(True))["enabled"] is True
+        result = await call_tool(
+            client, "batch_update_notebook_cells", path=path, updates=[{"cell_id": "c0", "content": "a = 5"}]
+        )
+        assert result["suggestion"]["state"] == "pending" and human.sources()[0] == "a = 1"
+        assert (await people.review(False))["enabled"] is False
+        result = await call_tool(
+            client,
+            "batch_update_notebook_cells",
+            path=path,
+            exec=False,
+            updates=[{"cell_id": "c1", "content": "b = 5"}],
+        )
+        assert result.get("suggestion") is None
+        await human.wait_until(lambda: human.sources()[1] == "b = 5")
+
+
+class TestBounds:
+    @pytest.fixture
+    def mcp_config(self) -> dict[str, Any]:
+        return {"max_suggestions_per_document": 2, "suggestion_ttl": 100.0}
+
+    async def test_pending_suggestions_are_bounded_and_expire_and_the_agent_is_told(
+        self, mcp_client: Any, make_notebook: Any, extension: Any, people: People
+    ) -> None:
+        path = make_notebook("bounds.ipynb", CELLS)
+        service = suggestions_of(extension)
+        now = [1000.0]
+        service.clock = lambda: now[0]
+        notes: list[Any] = []
+
+        async def logged(params: mcp_types.LoggingMessageNotificationParams) -> None:
+            notes.append(params.data)
+
+        async with mcp_client(logging_callback=logged) as client:
+            ids = []
+            for i in range(2):
+                done = await call_tool(
+                    client, "batch_insert_notebook_cells", path=path, propose=True, cells=[{"content": f"n = {i}"}]
+                )
+                ids.append(done["suggestion"]["id"])
+            message = await tool_error(
+                client, "batch_insert_notebook_cells", path=path, propose=True, cells=[{"content": "n = 3"}]
+            )
+            assert "2 pending suggestions (the limit per document)" in message
+            now[0] += 101
+            assert sorted(await service.sweep()) == sorted(ids)
+            read = await call_tool(client, "get_suggestion", suggestion_id=ids[0])
+            assert read["state"] == "expired" and read["cells"][0]["state"] == "expired"
+            await until(lambda: sum(n.get("state") == "expired" for n in notes) == 2, what="expiry notifications")
+            refused = await people.decide(ids[0], "accept")
+            assert refused.status_code == 409 and "expired" in refused.json()["message"]
+            # the expired ones no longer count: a new proposal is taken
+            await call_tool(client, "batch_insert_notebook_cells", path=path, propose=True, cells=[{"content": "n"}])
+
+
+class ReadOnlyAuthorizer(Authorizer):  # type: ignore[misc]
+    """A viewer: every read is allowed, every other action denied."""
+
+    def is_authorized(self, handler: Any, user: Any, action: str, resource: str) -> bool:
+        return action == "read"
+
+
+class TestViewer:
+    @pytest.fixture
+    def jp_server_config(self, jp_server_config: Any) -> Any:
+        jp_server_config.ServerApp.authorizer_class = ReadOnlyAuthorizer
+        return jp_server_config
+
+    async def test_a_viewer_lists_suggestions_but_may_not_accept_or_reject(
+        self, make_notebook: Any, extension: Any, people: People
+    ) -> None:
+        path = make_notebook("viewer.ipynb", CELLS)
+        from jupyter_pair_mcp.services.actors import Actor
+
+        agent = Actor("k" * 12, "Agent", "agent", None, "someone", "p")
+        draft = await extension.suggestions.draft(path, "notebook", agent)
+        draft.document.notebook_view(agent).delete([0])
+        made = await extension.suggestions.submit(draft, "deleted cell c0")
+        assert [s["id"] for s in await people.listed(path)] == [made.id]
+        for action in ("accept", "reject"):
+            response = await people.decide(made.id, action)
+            assert response.status_code == 403, response.text
+        assert made.state == "pending"
