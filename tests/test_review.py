@@ -117,6 +117,14 @@ async def test_a_proposal_leaves_the_cell_and_accepting_it_is_one_version_keepin
         # accepting twice applies nothing twice
         again = await people.decide(suggestion["id"], "accept")
         assert again.status_code == 409 and "accepted already" in again.json()["message"]
+        # the activity log shows the proposal and the accept, by whom
+        response = await within(people.http.get(f"{people.api}/activity", params={"path": path}, headers=people.auth))
+        kinds = [e["kind"] for e in response.json()["entries"]]
+        assert kinds.index("propose") < kinds.index("accept")
+        # the accept is the agent's edit: its undo takes it back, keeping what the person typed
+        undone = await call_tool(client, "undo_agent_edits", path=path)
+        assert undone["undone"][0].startswith("accepted suggestion")
+        await human.wait_until(lambda: human.sources()[1] == "# mine\nb = 2")
 
         # a second proposal, rejected: the cell stays as it was
         second = await call_tool(
@@ -228,6 +236,8 @@ class TestServerReviewMode:
             assert human.sources() == ["a = 1", "b = 2", "c = 3"]
             message = await tool_error(client, "move_notebook_cell", path=path, cell_id="c0", to_index=2)
             assert "review mode is on" in message
+            message = await tool_error(client, "restore_document_version", path=path, version_id="1")
+            assert "review mode is on" in message
             assert (await people.review())["server"] is True
             assert (await people.decide(deleted["suggestion"]["id"], "accept")).status_code == 200
             await human.wait_until(lambda: human.ids() == ["c0", "c1"])
@@ -259,7 +269,7 @@ async def test_a_persons_switch_makes_agents_with_their_identity_propose(
 class TestBounds:
     @pytest.fixture
     def mcp_config(self) -> dict[str, Any]:
-        return {"max_suggestions_per_document": 2, "suggestion_ttl": 100.0}
+        return {"max_suggestions_per_document": 2, "max_suggestions_per_principal": 3, "suggestion_ttl": 100.0}
 
     async def test_pending_suggestions_are_bounded_and_expire_and_the_agent_is_told(
         self, mcp_client: Any, make_notebook: Any, extension: Any, people: People
@@ -291,8 +301,16 @@ class TestBounds:
             await until(lambda: sum(n.get("state") == "expired" for n in notes) == 2, what="expiry notifications")
             refused = await people.decide(ids[0], "accept")
             assert refused.status_code == 409 and "expired" in refused.json()["message"]
-            # the expired ones no longer count: a new proposal is taken
-            await call_tool(client, "batch_insert_notebook_cells", path=path, propose=True, cells=[{"content": "n"}])
+            # the expired ones no longer count: new proposals are taken, up to the limit per credential
+            other = make_notebook("bounds2.ipynb", CELLS)
+            for where in (path, path, other):
+                await call_tool(
+                    client, "batch_insert_notebook_cells", path=where, propose=True, cells=[{"content": "n"}]
+                )
+            message = await tool_error(
+                client, "batch_insert_notebook_cells", path=other, propose=True, cells=[{"content": "n"}]
+            )
+            assert "you already have 3 pending suggestions" in message
 
 
 class ReadOnlyAuthorizer(Authorizer):  # type: ignore[misc]

@@ -35,6 +35,9 @@ log = logging.getLogger(__name__)
 #: Characters of before/after text a listing or a result carries per cell (the full text stays in the fork).
 MAX_SHOWN = 20_000
 
+#: States of a suggestion (and of its cells) people may still decide: they count against the bounds, and expire.
+OPEN = ("pending", "conflict")
+
 #: Called with the suggestion whose state changed (the tool layer turns it into a notification).
 Notify = Callable[["Suggestion"], None]
 
@@ -178,7 +181,7 @@ class SuggestionService:
     async def draft(self, path: str, kind: str, actor: Any) -> Draft:
         """A fork for one proposal, after checking the bounds (nothing pending is dropped to make room)."""
         await self.sweep()
-        pending = [s for s in self._all.values() if s.state == "pending"]
+        pending = [s for s in self._all.values() if s.state in OPEN]
         here = sum(1 for s in pending if s.path == path)
         if self.max_per_document and here >= self.max_per_document:
             raise Unavailable(
@@ -367,7 +370,7 @@ class SuggestionService:
         suggestion.settle()
         self._record(suggestion, kind, label, person)
         self._changed(suggestion)
-        if suggestion.state != "pending" and suggestion.state != "conflict":
+        if suggestion.state not in OPEN:
             await self._close(suggestion)
 
     def _changed(self, suggestion: Suggestion) -> None:
@@ -406,7 +409,7 @@ class SuggestionService:
 
     def _trim(self) -> None:
         """Forget the oldest finished suggestions past ``max_kept``."""
-        finished = [s for s in self._all.values() if s.state not in ("pending", "conflict")]
+        finished = [s for s in self._all.values() if s.state not in OPEN]
         for old in finished[: max(0, len(self._all) - self.max_kept)]:
             self._all.pop(old.id, None)
 
@@ -414,12 +417,12 @@ class SuggestionService:
     async def sweep(self, *, now: float | None = None) -> list[str]:
         """Expire pending suggestions older than ``ttl``; their agents are told."""
         now = self.clock() if now is None else now
-        expired = [s for s in self._all.values() if s.state == "pending" and self.ttl and now > s.deadline]
+        expired = [s for s in self._all.values() if s.state in OPEN and self.ttl and now > s.deadline]
         for suggestion in expired:
             for cell in suggestion.cells:
-                if cell.state == "pending":
+                if cell.state in OPEN:
                     cell.state = "expired"
-            if suggestion.text_state == "pending":
+            if suggestion.text_state in OPEN:
                 suggestion.text_state = "expired"
             suggestion.settle()
             self._record(suggestion, "expire", f"suggestion {suggestion.id[:8]} expired unreviewed", None)
@@ -434,7 +437,7 @@ class SuggestionService:
 
     async def _sweep_forever(self) -> None:
         interval = max(0.2, min(self.ttl / 4, 60.0))
-        while any(s.state == "pending" for s in self._all.values()):
+        while any(s.state in OPEN for s in self._all.values()):
             await asyncio.sleep(interval)
             try:
                 await self.sweep()

@@ -13,6 +13,7 @@ from jupyter_pair_mcp.models.results import DiscardResult, ForkList, ForkResult,
 from jupyter_pair_mcp.services.forks import Fork
 from jupyter_pair_mcp.tools.params import DocumentPath
 from jupyter_pair_mcp.tools.registry import READ, WRITE, Backends, ToolSpec
+from jupyter_pair_mcp.tools.suggestions import refuse_in_review
 from jupyter_pair_mcp.tools.views import forks
 
 ForkOf = Annotated[str, Field(description="fork_id from fork_document.")]
@@ -52,6 +53,7 @@ def fork_tools(b: Backends) -> list[ToolSpec]:
     ) -> MergeResult:
         """Merge a fork into the live document as one edit; people's edits meanwhile survive."""
         path, _ = await b.contents.require_document(path)
+        refuse_in_review(b, ctx, None, "merge_document_fork")
         fork, edits = await forks(b).merge(fork_id, path, b.actors.of(ctx), discard=discard)
         return MergeResult(merged=True, fork_id=fork.fork_id, path=path, edits=edits, discarded=discard)
 

@@ -22,6 +22,7 @@ from jupyter_pair_mcp.services.history import HistoryService, Version, undo_repo
 from jupyter_pair_mcp.tools.notebook import check_max
 from jupyter_pair_mcp.tools.params import MAX_CONTENT_LENGTH, DocumentPath, EndIndex, FirstCell, MaxContentLength
 from jupyter_pair_mcp.tools.registry import READ, WRITE, Backends, ToolSpec
+from jupyter_pair_mcp.tools.suggestions import refuse_in_review
 
 VersionId = Annotated[str, Field(description="version_id from get_document_history.")]
 
@@ -123,6 +124,7 @@ def history_tools(b: Backends) -> list[ToolSpec]:
     async def restore_document_version(ctx: Context, path: DocumentPath, version_id: VersionId) -> RestoreResult:
         """Restore a document to a version, live, as a new version; lists people's edits reverted."""
         path, kind = await b.contents.require_document(path)
+        refuse_in_review(b, ctx, None, "restore_document_version")
         outcome = await service().restore(path, kind, version_id, b.actors.of(ctx))
         return RestoreResult(
             path=path,

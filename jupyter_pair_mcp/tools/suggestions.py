@@ -83,7 +83,7 @@ def refuse_in_review(b: Backends, ctx: Context, fork_id: str | None, tool: str) 
         return
     raise PermissionDenied(
         f"review mode is on for you: {tool} cannot propose; make the change with the edit tools (they propose it "
-        "for people to accept), or in a fork (fork_document)"
+        "for people to accept)"
     )
 
 
