@@ -341,3 +341,18 @@ class TestViewer:
             response = await people.decide(made.id, action)
             assert response.status_code == 403, response.text
         assert made.state == "pending"
+
+
+async def test_accepting_a_retype_changes_the_cells_type(
+    mcp_client: Any, make_notebook: Any, collaborator: Any, people: People
+) -> None:
+    path = make_notebook("retype.ipynb", CELLS)
+    async with collaborator(path) as human, mcp_client() as client:
+        update = {"cell_id": "c0", "content": "# Title", "cell_type": "markdown"}
+        done = await call_tool(client, "batch_update_notebook_cells", path=path, propose=True, updates=[update])
+        (cell,) = done["suggestion"]["cells"]
+        assert (cell["change"], cell["cell_type"], cell["after"]) == ("update", "markdown", "# Title")
+        assert human.cells()[0]["cell_type"] == "code"
+        assert (await people.decide(done["suggestion"]["id"], "accept")).status_code == 200
+        await human.wait_until(lambda: human.cells()[0]["cell_type"] == "markdown")
+        assert human.sources()[0] == "# Title" and human.ids()[0] == "c0"

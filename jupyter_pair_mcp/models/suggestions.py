@@ -16,6 +16,7 @@ class SuggestedCell(BaseModel):
     after: str | None
     state: str  # pending | accepted | rejected | conflict | expired
     reason: str | None = None
+    cut: bool = False  # before/after shown only in part
 
 
 class SuggestionResult(BaseModel):
@@ -30,4 +31,4 @@ class SuggestionResult(BaseModel):
     version: str | None = None
     reason: str | None = None
     cells: list[SuggestedCell] | None = None
-    text: dict[str, str] | None = None
+    text: dict[str, Any] | None = None

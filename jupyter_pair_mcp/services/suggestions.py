@@ -32,8 +32,10 @@ from jupyter_pair_mcp.services.activity import Activity, ActivityLog
 
 log = logging.getLogger(__name__)
 
-#: Characters of before/after text a listing or a result carries per cell (the full text stays in the fork).
+#: Characters of before/after text a listing or a result carries per cell, and per suggestion in all (an answer
+#: is serialized on the loop every notebook shares); what is left out is marked ``cut`` (the fork holds it all).
 MAX_SHOWN = 20_000
+MAX_SHOWN_PER_SUGGESTION = 200_000
 
 #: States of a suggestion (and of its cells) people may still decide: they count against the bounds, and expire.
 OPEN = ("pending", "conflict")
@@ -96,22 +98,38 @@ class Suggestion:
         }
         if self.reason:
             answer["reason"] = self.reason
+        budget = [MAX_SHOWN_PER_SUGGESTION]
+
+        def shown(text: str | None, limit: int = MAX_SHOWN) -> str | None:
+            if text is None:
+                return None
+            part = text[: max(0, min(limit, budget[0]))]
+            budget[0] -= len(part)
+            return part
+
         if self.kind == "notebook":
-            answer["cells"] = [
-                {
+            cells = []
+            for c in self.cells:
+                entry = {
                     "cell_id": c.cell_id,
                     "index": c.index,
                     "change": c.change,
                     "cell_type": c.cell_type,
-                    "before": None if c.before is None else c.before[:MAX_SHOWN],
-                    "after": None if c.after is None else c.after[:MAX_SHOWN],
+                    "before": shown(c.before),
+                    "after": shown(c.after),
                     "state": c.state,
-                    **({"reason": c.reason} if c.reason else {}),
                 }
-                for c in self.cells
-            ]
+                if entry["before"] != c.before or entry["after"] != c.after:
+                    entry["cut"] = True
+                if c.reason:
+                    entry["reason"] = c.reason
+                cells.append(entry)
+            answer["cells"] = cells
         elif self.text is not None:
-            answer["text"] = {"before": self.text[0][:MAX_SHOWN], "after": self.text[1][:MAX_SHOWN]}
+            before, after = shown(self.text[0], MAX_SHOWN * 5) or "", shown(self.text[1], MAX_SHOWN * 5) or ""
+            answer["text"] = {"before": before, "after": after}
+            if (before, after) != self.text:
+                answer["text"]["cut"] = True
         return answer
 
 

@@ -92,9 +92,12 @@ def apply_cells(view: NotebookView, cells: list[CellProposal], summary: str) -> 
     with view.edit(summary, cells=applied) as record:
         for cell, live in planned:
             if cell.change == "update":
-                ycell = ycells[order.index(cell.cell_id)]
+                at = order.index(cell.cell_id)
+                ycell = ycells[at]
                 before = cell.before or ""
                 apply_hunks(ycell["source"], live, rebase(before, diff(before, cell.after or ""), live))
+                if cell.cell_type != str(ycell.get("cell_type")):  # a retype replaces the cell, as updates do
+                    view._retype(at, cell.cell_type, str(ycell["source"]))
         for cell, _ in planned:
             if cell.change == "delete":
                 at = order.index(cell.cell_id)
