@@ -130,12 +130,26 @@ async def test_a_proposal_leaves_the_cell_and_accepting_it_is_one_version_keepin
         second = await call_tool(
             client, "batch_insert_notebook_cells", path=path, propose=True, cells=[{"content": "d = 4"}]
         )
+        third = await call_tool(
+            client,
+            "batch_insert_notebook_cells",
+            path=path,
+            propose=True,
+            cells=[{"content": "# Notes", "cell_type": "markdown", "metadata": {"tags": ["agent"]}}],
+            after_cell_id="c0",
+        )
         rejected = await people.decide(second["suggestion"]["id"], "reject")
         assert rejected.status_code == 200 and rejected.json()["state"] == "rejected"
         assert len(human.ids()) == 3
         read = await call_tool(client, "get_suggestion", suggestion_id=second["suggestion"]["id"])
         assert read["state"] == "rejected"
         await until(lambda: notes[-1] == {**notes[-1], "state": "rejected"}, what="the rejection's notification")
+        # an inserted cell lands where it was proposed, with its type and metadata
+        assert (await people.decide(third["suggestion"]["id"], "accept")).status_code == 200
+        await human.wait_until(lambda: len(human.ids()) == 4)
+        new = human.cells()[1]
+        assert (new["source"], new["cell_type"], new["metadata"]) == ("# Notes", "markdown", {"tags": ["agent"]})
+        assert new["id"] == third["inserted"][0]["id"]
 
 
 async def test_accepting_some_cells_applies_only_those(

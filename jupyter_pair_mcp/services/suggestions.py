@@ -26,7 +26,14 @@ from typing import Any
 from jupyter_pair_mcp.adapters.rooms import RoomsAdapter
 from jupyter_pair_mcp.adapters.rooms.forks import ForkDocument
 from jupyter_pair_mcp.adapters.rooms.merge import MergeConflict
-from jupyter_pair_mcp.adapters.rooms.review import CellProposal, apply_cells, apply_text, cell_changes, rebased
+from jupyter_pair_mcp.adapters.rooms.review import (
+    CellProposal,
+    apply_cells,
+    apply_text,
+    cell_changes,
+    inserted_metadata,
+    rebased,
+)
 from jupyter_pair_mcp.errors import Conflict, InvalidArgument, NotFound, PermissionDenied, Unavailable
 from jupyter_pair_mcp.services.activity import Activity, ActivityLog
 
@@ -229,7 +236,9 @@ class SuggestionService:
             document=draft.document, notify=notify,
         )  # fmt: skip
         if draft.kind == "notebook":
-            suggestion.cells = cell_changes(draft.before, draft.document.notebook_view(draft.actor).sources())
+            proposed = draft.document.notebook_view(draft.actor)
+            suggestion.cells = cell_changes(draft.before, proposed.sources())
+            inserted_metadata(proposed, suggestion.cells)
             changed = bool(suggestion.cells)
         else:
             after = draft.document.text_view(draft.actor).text

@@ -10,7 +10,8 @@ every keystroke, and a change that overlaps theirs is a conflict with its reason
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from jupyter_pair_mcp.adapters.rooms.cells import nbformat_cell
 from jupyter_pair_mcp.adapters.rooms.merge import MergeConflict, apply, apply_hunks, diff, rebase
@@ -29,6 +30,7 @@ class CellProposal:
     cell_type: str
     index: int | None  # in the proposal (insert, update) or in the live document when proposed (delete)
     after_cell: str | None = None  # insert: the cell it follows in the proposal ("" for the first)
+    metadata: dict[str, Any] = field(default_factory=dict)  # insert: the new cell's metadata
     state: str = "pending"
     reason: str | None = None
 
@@ -49,6 +51,14 @@ def cell_changes(before: list[tuple[str, str, str]], after: list[tuple[str, str,
         if cid not in new_ids:
             found.append(CellProposal(cid, "delete", source, None, kind, i))
     return found
+
+
+def inserted_metadata(view: NotebookView, cells: list[CellProposal]) -> None:
+    """Fill in the metadata of the inserted cells from the proposal's notebook (``view``, on the fork)."""
+    for cell in cells:
+        if cell.change == "insert":
+            raw = view.ycell(cell.cell_id).to_py() or {}
+            cell.metadata = dict(raw.get("metadata") or {})
 
 
 def rebased(before: str, after: str, live: str) -> str:
@@ -108,7 +118,9 @@ def apply_cells(view: NotebookView, cells: list[CellProposal], summary: str) -> 
                 at = order.index(cell.after_cell) + 1
             else:
                 at = 0 if cell.after_cell == "" else min(cell.index or 0, len(order))
-            ycell = view._nb.create_ycell({**nbformat_cell(cell.cell_type, cell.after or "", {}), "id": cell.cell_id})
+            ycell = view._nb.create_ycell(
+                {**nbformat_cell(cell.cell_type, cell.after or "", dict(cell.metadata)), "id": cell.cell_id}
+            )
             ycells.insert(at, ycell)
             order.insert(at, cell.cell_id)
     outcome.update(dict.fromkeys(applied))
