@@ -64,7 +64,7 @@ async def versions(client: Any, path: str) -> list[dict[str, Any]]:
 
 
 async def test_a_proposal_leaves_the_cell_and_accepting_it_is_one_version_keeping_a_persons_typing(
-    mcp_client: Any, make_notebook: Any, collaborator: Any, people: People, jp_serverapp: Any
+    mcp_client: Any, make_notebook: Any, collaborator: Any, people: People, jp_serverapp: Any, extension: Any
 ) -> None:
     path = make_notebook("review.ipynb", CELLS)
     notes: list[Any] = []
@@ -92,6 +92,11 @@ async def test_a_proposal_leaves_the_cell_and_accepting_it_is_one_version_keepin
         assert human.sources() == ["a = 1", "b = 2", "c = 3"]
         listed = await people.listed(path)
         assert [s["id"] for s in listed] == [suggestion["id"]] and listed[0]["agent"]["key"]
+        # jupyter-collaboration's own fork API lists it too (fork-aware clients see agents' suggestions)
+        root = extension.rooms.room_id(path, "notebook", create_id=False)
+        forks_url = people.api.replace("api/mcp", f"api/collaboration/fork/{root}")
+        response = await within(people.http.get(forks_url, headers=people.auth))
+        assert response.json()[suggestion["id"]]["root_roomid"] == root
         await stored(jp_serverapp, path)
         before = await versions(client, path)
 
@@ -108,6 +113,7 @@ async def test_a_proposal_leaves_the_cell_and_accepting_it_is_one_version_keepin
         agent_after = [v for v in after if v["source"] == "agent"]
         assert len(agent_after) == len([v for v in before if v["source"] == "agent"]) + 1
         assert agent_after[0]["summary"].startswith("accepted suggestion")
+        assert suggestion["id"] not in (await within(people.http.get(forks_url, headers=people.auth))).json()
 
         # the agent sees the outcome: get_suggestion and a notification on its session
         read = await call_tool(client, "get_suggestion", suggestion_id=suggestion["id"])

@@ -219,7 +219,7 @@ class SuggestionService:
                 f"you already have {mine} pending suggestions (the limit): wait for people to accept or reject them"
             )
         suggestion_id = uuid.uuid4().hex
-        document = await self.forks.draft(path, kind, suggestion_id)
+        document = await self.forks.draft(path, kind, suggestion_id, f"suggestion by {actor.name}")
         return Draft(suggestion_id, path, kind, document, actor)
 
     async def drop(self, draft: Draft) -> None:
