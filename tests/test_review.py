@@ -3,6 +3,7 @@ real server with its token, a real MCP client over HTTP, and a person typing thr
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx2
@@ -376,3 +377,19 @@ async def test_accepting_a_retype_changes_the_cells_type(
         assert (await people.decide(done["suggestion"]["id"], "accept")).status_code == 200
         await human.wait_until(lambda: human.cells()[0]["cell_type"] == "markdown")
         assert human.sources()[0] == "# Title" and human.ids()[0] == "c0"
+
+
+async def test_two_people_accepting_at_once_apply_it_once(
+    mcp_client: Any, make_notebook: Any, collaborator: Any, people: People, jp_serverapp: Any
+) -> None:
+    path = make_notebook("race.ipynb", CELLS)
+    async with collaborator(path) as human, mcp_client() as client:
+        update = {"cell_id": "c0", "content": "a = 1\na += 1"}
+        done = await call_tool(client, "batch_update_notebook_cells", path=path, propose=True, updates=[update])
+        sid = done["suggestion"]["id"]
+        first, second = await asyncio.gather(people.decide(sid, "accept"), people.decide(sid, "accept"))
+        assert sorted([first.status_code, second.status_code]) == [200, 409]
+        await human.wait_until(lambda: human.sources()[0] == "a = 1\na += 1")
+        await stored(jp_serverapp, path)
+        history = await versions(client, path)
+        assert sum(v["summary"].startswith("accepted suggestion") for v in history) == 1

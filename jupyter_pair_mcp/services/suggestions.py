@@ -68,6 +68,7 @@ class Suggestion:
     state: str = "pending"
     version: str | None = None  # the history version of the last accept
     edit: str = ""  # the journal serial of the last accept's edit (finds the version in history)
+    busy: bool = False  # an accept is under way (it awaits the room): no second decision meanwhile
     document: ForkDocument | None = None
     notify: Notify | None = None
 
@@ -296,6 +297,15 @@ class SuggestionService:
         """Merge the chosen pending cells (all when None) into the live document: one agent transaction."""
         await self.sweep()
         suggestion = self.get(suggestion_id)
+        if suggestion.busy:  # two people deciding at once: the first one's decision stands
+            raise Conflict(f"suggestion {suggestion.id} is being decided right now: list it again")
+        suggestion.busy = True
+        try:
+            return await self._accept(suggestion, cells, person)
+        finally:
+            suggestion.busy = False
+
+    async def _accept(self, suggestion: Suggestion, cells: list[str] | None, person: Any) -> Suggestion:
         chosen = self._chosen(suggestion, cells)
         label = f"accepted suggestion {suggestion.id[:8]} ({suggestion.summary}) by {person.name}"[:500]
         if suggestion.kind == "notebook":
@@ -330,6 +340,8 @@ class SuggestionService:
         """Discard the chosen cells of a suggestion (all when None); the live document is not touched."""
         await self.sweep()
         suggestion = self.get(suggestion_id)
+        if suggestion.busy:
+            raise Conflict(f"suggestion {suggestion.id} is being accepted right now: list it again")
         if suggestion.kind == "notebook":
             for cell in self._chosen(suggestion, cells):
                 cell.state, cell.reason = "rejected", None
