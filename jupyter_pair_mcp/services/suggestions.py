@@ -19,12 +19,9 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from jupyter_pair_mcp.adapters.rooms import RoomsAdapter
-from jupyter_pair_mcp.adapters.rooms.forks import ForkDocument
 from jupyter_pair_mcp.adapters.rooms.merge import MergeConflict
 from jupyter_pair_mcp.adapters.rooms.review import (
     CellProposal,
@@ -36,124 +33,9 @@ from jupyter_pair_mcp.adapters.rooms.review import (
 )
 from jupyter_pair_mcp.errors import Conflict, InvalidArgument, NotFound, PermissionDenied, Unavailable
 from jupyter_pair_mcp.services.activity import Activity, ActivityLog
+from jupyter_pair_mcp.services.suggestion import OPEN, Draft, Notify, Suggestion
 
 log = logging.getLogger(__name__)
-
-#: Characters of before/after text a listing or a result carries per cell, and per suggestion in all (an answer
-#: is serialized on the loop every notebook shares); what is left out is marked ``cut`` (the fork holds it all).
-MAX_SHOWN = 20_000
-MAX_SHOWN_PER_SUGGESTION = 200_000
-
-#: States of a suggestion (and of its cells) people may still decide: they count against the bounds, and expire.
-OPEN = ("pending", "conflict")
-
-#: Called with the suggestion whose state changed (the tool layer turns it into a notification).
-Notify = Callable[["Suggestion"], None]
-
-
-@dataclass
-class Suggestion:
-    id: str
-    path: str
-    kind: str  # "notebook" | "file"
-    actor: Any  # the agent's Actor: accepting edits with its origin, so its undo takes the accept back
-    summary: str
-    created: float  # epoch seconds
-    deadline: float  # on the service's clock
-    ttl: float
-    cells: list[CellProposal] = field(default_factory=list)
-    text: tuple[str, str] | None = None  # text documents: (before, after)
-    text_state: str = "pending"
-    reason: str | None = None
-    state: str = "pending"
-    version: str | None = None  # the history version of the last accept
-    edit: str = ""  # the journal serial of the last accept's edit (finds the version in history)
-    busy: bool = False  # an accept is under way (it awaits the room): no second decision meanwhile
-    document: ForkDocument | None = None
-    notify: Notify | None = None
-
-    @property
-    def owner(self) -> str:
-        return str(getattr(self.actor, "principal", ""))
-
-    def settle(self) -> None:
-        """The suggestion's state from its cells': pending while any is; else accepted if any was."""
-        states = [c.state for c in self.cells] if self.kind == "notebook" else [self.text_state]
-        if "pending" in states:
-            self.state = "pending"
-        elif "accepted" in states:
-            self.state = "accepted"
-        elif "conflict" in states:
-            self.state = "conflict"
-        elif "expired" in states:
-            self.state = "expired"
-        else:
-            self.state = "rejected"
-
-    def as_json(self) -> dict[str, Any]:
-        """The shape the REST API and get_suggestion share (docs/review.md)."""
-        expires = self.created + self.ttl if self.ttl else None
-        answer: dict[str, Any] = {
-            "id": self.id,
-            "path": self.path,
-            "state": self.state,
-            "agent": {"key": self.actor.key, "name": self.actor.name, "client": self.actor.client},
-            "summary": self.summary,
-            "created": _iso(self.created),
-            "expires": _iso(expires) if expires is not None else None,
-            "fork_room_id": self.id,
-            "version": self.version,
-        }
-        if self.reason:
-            answer["reason"] = self.reason
-        budget = [MAX_SHOWN_PER_SUGGESTION]
-
-        def shown(text: str | None, limit: int = MAX_SHOWN) -> str | None:
-            if text is None:
-                return None
-            part = text[: max(0, min(limit, budget[0]))]
-            budget[0] -= len(part)
-            return part
-
-        if self.kind == "notebook":
-            cells = []
-            for c in self.cells:
-                entry = {
-                    "cell_id": c.cell_id,
-                    "index": c.index,
-                    "change": c.change,
-                    "cell_type": c.cell_type,
-                    "before": shown(c.before),
-                    "after": shown(c.after),
-                    "state": c.state,
-                }
-                if entry["before"] != c.before or entry["after"] != c.after:
-                    entry["cut"] = True
-                if c.reason:
-                    entry["reason"] = c.reason
-                cells.append(entry)
-            answer["cells"] = cells
-        elif self.text is not None:
-            before, after = shown(self.text[0], MAX_SHOWN * 5) or "", shown(self.text[1], MAX_SHOWN * 5) or ""
-            answer["text"] = {"before": before, "after": after}
-            if (before, after) != self.text:
-                answer["text"]["cut"] = True
-        return answer
-
-
-def _iso(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, UTC).isoformat()
-
-
-class Draft:
-    """A proposal being made: the fork the agent's edit goes to, and the cells before it."""
-
-    def __init__(self, suggestion_id: str, path: str, kind: str, document: ForkDocument, actor: Any) -> None:
-        self.id, self.path, self.kind, self.document, self.actor = suggestion_id, path, kind, document, actor
-        self.dropped = False
-        self.before: Any = (
-            document.notebook_view(actor).sources() if kind == "notebook" else document.text_view(actor).text
-        )
 
 
 class SuggestionService:
@@ -184,6 +66,7 @@ class SuggestionService:
         #: switch is the owner's, so it applies to every agent.
         self.single_user = False
         self._all: dict[str, Suggestion] = {}  # insertion order: oldest first
+        self._drafts: dict[str, Draft] = {}  # proposals whose edit is under way: they count against the bounds
         self._sweeper: asyncio.Task[None] | None = None
 
     # -- who proposes ---------------------------------------------------------------------------------
@@ -207,24 +90,33 @@ class SuggestionService:
     async def draft(self, path: str, kind: str, actor: Any) -> Draft:
         """A fork for one proposal, after checking the bounds (nothing pending is dropped to make room)."""
         await self.sweep()
-        pending = [s for s in self._all.values() if s.state in OPEN]
+        pending: list[Any] = [s for s in self._all.values() if s.state in OPEN] + list(self._drafts.values())
         here = sum(1 for s in pending if s.path == path)
         if self.max_per_document and here >= self.max_per_document:
             raise Unavailable(
                 f"{path} already has {here} pending suggestions (the limit per document): wait for people to "
                 "accept or reject them (get_suggestion tells their state)"
             )
-        mine = sum(1 for s in pending if s.owner == actor.principal)
+        mine = sum(1 for s in pending if s.actor.principal == actor.principal)
         if self.max_per_principal and mine >= self.max_per_principal:
             raise Unavailable(
                 f"you already have {mine} pending suggestions (the limit): wait for people to accept or reject them"
             )
         suggestion_id = uuid.uuid4().hex
-        document = await self.forks.draft(path, kind, suggestion_id, f"suggestion by {actor.name}")
-        return Draft(suggestion_id, path, kind, document, actor)
+        placeholder = Draft(suggestion_id, path, kind, None, actor)
+        self._drafts[suggestion_id] = placeholder  # held while the fork is made: concurrent proposals count it
+        try:
+            document = await self.forks.draft(path, kind, suggestion_id, f"suggestion by {actor.name}")
+        except BaseException:
+            self._drafts.pop(suggestion_id, None)
+            raise
+        draft = Draft(suggestion_id, path, kind, document, actor)
+        self._drafts[suggestion_id] = draft
+        return draft
 
     async def drop(self, draft: Draft) -> None:
         """Discard a draft whose edit failed (nothing was proposed); once."""
+        self._drafts.pop(draft.id, None)
         if not draft.dropped:
             draft.dropped = True
             await self.forks.close_draft(draft.document)
@@ -248,6 +140,7 @@ class SuggestionService:
         if not changed:
             await self.drop(draft)
             raise InvalidArgument("the edit changes nothing: nothing was proposed")
+        self._drafts.pop(draft.id, None)
         self._all[suggestion.id] = suggestion
         self._record(suggestion, "propose", f"proposed {summary}", None)
         self._trim()
