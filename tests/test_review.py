@@ -393,3 +393,17 @@ async def test_two_people_accepting_at_once_apply_it_once(
         await stored(jp_serverapp, path)
         history = await versions(client, path)
         assert sum(v["summary"].startswith("accepted suggestion") for v in history) == 1
+
+
+async def test_a_stateless_agent_proposes_and_reads_the_outcome(
+    mcp_client: Any, make_notebook: Any, collaborator: Any, people: People
+) -> None:
+    path = make_notebook("stateless.ipynb", CELLS)
+    async with collaborator(path) as human, mcp_client(mode="2026-07-28") as client:
+        update = {"cell_id": "c2", "content": "c = 33"}
+        done = await call_tool(client, "batch_update_notebook_cells", path=path, propose=True, updates=[update])
+        sid = done["suggestion"]["id"]
+        assert (await call_tool(client, "get_suggestion", suggestion_id=sid))["state"] == "pending"
+        assert (await people.decide(sid, "reject")).status_code == 200
+        assert (await call_tool(client, "get_suggestion", suggestion_id=sid))["state"] == "rejected"
+        assert human.sources()[2] == "c = 3"
