@@ -407,3 +407,25 @@ async def test_a_stateless_agent_proposes_and_reads_the_outcome(
         assert (await people.decide(sid, "reject")).status_code == 200
         assert (await call_tool(client, "get_suggestion", suggestion_id=sid))["state"] == "rejected"
         assert human.sources()[2] == "c = 3"
+
+
+async def test_a_partly_applied_suggestion_stays_open_until_its_conflicting_cell_is_rejected(
+    mcp_client: Any, make_notebook: Any, collaborator: Any, people: People, jp_serverapp: Any
+) -> None:
+    path = make_notebook("partly.ipynb", CELLS)
+    async with collaborator(path) as human, mcp_client() as client:
+        await call_tool(client, "get_notebook", path=path)
+        updates = [{"cell_id": "c0", "content": "a = 7"}, {"cell_id": "c1", "content": "b = 8"}]
+        done = await call_tool(client, "batch_update_notebook_cells", path=path, propose=True, updates=updates)
+        sid = done["suggestion"]["id"]
+        human.type_into(0, 4, "0")  # the person changes the very characters the suggestion changes in c0
+        await received(jp_serverapp, human)
+        response = await people.decide(sid, "accept")
+        assert response.status_code == 200, response.text
+        answer = response.json()
+        assert answer["state"] == "conflict"
+        assert {c["cell_id"]: c["state"] for c in answer["cells"]} == {"c0": "conflict", "c1": "accepted"}
+        await human.wait_until(lambda: human.sources()[1] == "b = 8")
+        assert human.sources()[0] == "a = 01"
+        rejected = await people.decide(sid, "reject", {"cells": ["c0"]})
+        assert rejected.json()["state"] == "accepted" and human.sources()[0] == "a = 01"

@@ -51,14 +51,15 @@ class Suggestion:
         return str(getattr(self.actor, "principal", ""))
 
     def settle(self) -> None:
-        """The suggestion's state from its cells': pending while any is; else accepted if any was."""
+        """The suggestion's state from its cells': pending while any is, conflict while any cell is undecided
+        for a conflict (a person may still reject it); then accepted if any cell was."""
         states = [c.state for c in self.cells] if self.kind == "notebook" else [self.text_state]
         if "pending" in states:
             self.state = "pending"
-        elif "accepted" in states:
-            self.state = "accepted"
         elif "conflict" in states:
             self.state = "conflict"
+        elif "accepted" in states:
+            self.state = "accepted"
         elif "expired" in states:
             self.state = "expired"
         else:
