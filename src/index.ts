@@ -12,12 +12,15 @@ import {
 import { DocumentRegistry, IDocumentWidget } from '@jupyterlab/docregistry';
 import { IEditorTracker } from '@jupyterlab/fileeditor';
 import { INotebookTracker } from '@jupyterlab/notebook';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { DisposableDelegate, IDisposable } from '@lumino/disposable';
 import { MessageLoop } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
 import { ActivityPanel } from './activity';
+import { ApiError, setReview } from './api';
 import { DocumentPresence } from './document';
+import { DocumentReview } from './review';
 
 /** Command that shows the activity panel. */
 export const ACTIVITY_COMMAND = 'jupyter-pair-mcp:show-activity';
@@ -37,23 +40,60 @@ class PresenceExtension implements DocumentRegistry.IWidgetExtension<
     context: DocumentRegistry.IContext<DocumentRegistry.IModel>
   ): IDisposable {
     const presence = new DocumentPresence(widget, context, this._openActivity);
+    const review = new DocumentReview(presence);
     this._onCreated(presence);
-    widget.disposed.connect(() => presence.dispose());
-    return new DisposableDelegate(() => presence.dispose());
+    const dispose = () => {
+      review.dispose();
+      presence.dispose();
+    };
+    widget.disposed.connect(dispose);
+    return new DisposableDelegate(dispose);
   }
 }
 
+/** The extension's plugin id; its settings schema is schema/plugin.json. */
+export const PLUGIN_ID = 'jupyter-pair-mcp:plugin';
+
+/**
+ * Push the person's `reviewAgents` setting to the server (PUT api/mcp/review) at start and on each change:
+ * agents acting with this person's identity then propose their edits instead of making them.
+ */
+function followReviewSetting(settings: ISettingRegistry): void {
+  const push = (value: ISettingRegistry.ISettings) => {
+    const enabled = value.get('reviewAgents').composite === true;
+    setReview(enabled).catch(error => {
+      // A server without the review API (404) has nothing to switch.
+      if (!(error instanceof ApiError && error.status === 404)) {
+        console.warn('jupyter-pair-mcp: review setting:', error);
+      }
+    });
+  };
+  settings
+    .load(PLUGIN_ID)
+    .then(value => {
+      push(value);
+      value.changed.connect(push);
+    })
+    .catch(error =>
+      console.warn('jupyter-pair-mcp: settings not loaded:', error)
+    );
+}
+
 const plugin: JupyterFrontEndPlugin<void> = {
-  id: 'jupyter-pair-mcp:plugin',
+  id: PLUGIN_ID,
   description:
     'Shows the people and AI agents in a document, where the agents work, and what they did.',
   autoStart: true,
-  optional: [INotebookTracker, IEditorTracker],
+  optional: [INotebookTracker, IEditorTracker, ISettingRegistry],
   activate: (
     app: JupyterFrontEnd,
     notebooks: INotebookTracker | null,
-    editors: IEditorTracker | null
+    editors: IEditorTracker | null,
+    settings: ISettingRegistry | null
   ) => {
+    if (settings) {
+      followReviewSetting(settings);
+    }
     const presences = new WeakMap<object, DocumentPresence>();
     const open = new Set<DocumentPresence>();
     const panel = new ActivityPanel();

@@ -1,0 +1,184 @@
+/**
+ * DocumentReview against a stubbed API: it draws pending changes on their cells, redraws only what changed,
+ * sends Accept / Reject with the cells, polls only while the document is shown, and gives up (no UI, no
+ * polls) on a server without the review API.
+ */
+import { Signal } from '@lumino/signaling';
+
+import * as api from '../api';
+import { DocumentPresence } from '../document';
+import { DocumentReview, REVIEW_POLL } from '../review';
+import { parseSuggestions } from '../suggestions';
+
+// apputils' bundle is not loadable under jest (ES modules of its React components): only what review.ts uses.
+jest.mock('@jupyterlab/apputils', () => ({
+  MainAreaWidget: class {},
+  showErrorMessage: jest.fn()
+}));
+
+jest.mock('../api', () => {
+  const actual = jest.requireActual('../api');
+  return {
+    ApiError: actual.ApiError,
+    fetchSuggestions: jest.fn(),
+    decideSuggestion: jest.fn()
+  };
+});
+
+const fetchSuggestions = api.fetchSuggestions as jest.Mock;
+const decideSuggestion = api.decideSuggestion as jest.Mock;
+
+function cell(id: string, source: string) {
+  return {
+    node: document.createElement('div'),
+    model: { id, sharedModel: { getSource: () => source } }
+  };
+}
+
+function fakePresence(cells: ReturnType<typeof cell>[]) {
+  const owner = {};
+  return {
+    path: 'nb.ipynb',
+    widget: { isVisible: true },
+    changed: new Signal<object, void>(owner),
+    notebook: {
+      widgets: cells,
+      model: { cells: { changed: new Signal<object, void>(owner) } }
+    },
+    context: { model: null }
+  } as unknown as DocumentPresence & { widget: { isVisible: boolean } };
+}
+
+const body = {
+  path: 'nb.ipynb',
+  suggestions: [
+    {
+      id: 's1',
+      state: 'pending',
+      agent: { key: 'k1', name: 'Agent One' },
+      summary: 'tidy',
+      cells: [
+        {
+          cell_id: 'c1',
+          index: 0,
+          change: 'update',
+          before: 'x = 1',
+          after: 'x = 2',
+          state: 'pending'
+        },
+        {
+          cell_id: 'n1',
+          index: 1,
+          change: 'insert',
+          after: 'print(x)',
+          state: 'pending'
+        },
+        {
+          cell_id: 'c2',
+          index: 2,
+          change: 'delete',
+          before: 'y',
+          state: 'pending'
+        }
+      ]
+    }
+  ]
+};
+
+async function settle(): Promise<void> {
+  for (let i = 0; i < 5; i++) {
+    await Promise.resolve();
+  }
+}
+
+describe('DocumentReview', () => {
+  beforeEach(() => {
+    jest.useFakeTimers();
+    fetchSuggestions.mockReset();
+    decideSuggestion.mockReset();
+  });
+  afterEach(() => jest.useRealTimers());
+
+  it('draws each pending change on its cell and sends the person’s decisions', async () => {
+    fetchSuggestions.mockResolvedValue(parseSuggestions(body));
+    decideSuggestion.mockResolvedValue(null);
+    const cells = [cell('c1', 'x = 1'), cell('c2', 'y')];
+    const review = new DocumentReview(fakePresence(cells));
+    await settle();
+    const first = cells[0].node;
+    const blocks = first.querySelectorAll<HTMLElement>(
+      ':scope > .jp-mcp-suggestions > .jp-mcp-suggestion'
+    );
+    // The cell's own change, then the new cell that would follow it.
+    expect(Array.from(blocks, b => b.dataset.cellId)).toEqual(['c1', 'n1']);
+    expect(blocks[1].classList.contains('jp-mcp-ghost-cell')).toBe(true);
+    expect(first.classList.contains('jp-mcp-suggested-cell')).toBe(true);
+    expect(cells[1].node.classList.contains('jp-mcp-suggested-delete')).toBe(
+      true
+    );
+    // A poll bringing nothing new leaves the blocks as they are.
+    jest.advanceTimersByTime(REVIEW_POLL);
+    await settle();
+    expect(fetchSuggestions).toHaveBeenCalledTimes(2);
+    expect(first.querySelector('.jp-mcp-suggestion')).toBe(blocks[0]);
+    // Accept one cell: the request names it, then the list is read again.
+    blocks[0]
+      .querySelector<HTMLButtonElement>('.jp-mcp-suggestion-accept')!
+      .click();
+    fetchSuggestions.mockResolvedValue(parseSuggestions({ suggestions: [] }));
+    await settle();
+    await settle();
+    expect(decideSuggestion).toHaveBeenCalledWith('s1', 'accept', ['c1']);
+    expect(fetchSuggestions).toHaveBeenCalledTimes(3);
+    expect(first.querySelector('.jp-mcp-suggestions')).toBeNull();
+    expect(first.classList.contains('jp-mcp-suggested-cell')).toBe(false);
+    expect(cells[1].node.classList.contains('jp-mcp-suggested-delete')).toBe(
+      false
+    );
+    review.dispose();
+  });
+
+  it('polls only while the document is shown, and stops when disposed', async () => {
+    fetchSuggestions.mockResolvedValue(parseSuggestions({ suggestions: [] }));
+    const presence = fakePresence([cell('c1', '')]);
+    const review = new DocumentReview(presence);
+    await settle();
+    expect(fetchSuggestions).toHaveBeenCalledTimes(1);
+    presence.widget.isVisible = false;
+    jest.advanceTimersByTime(REVIEW_POLL * 3);
+    await settle();
+    expect(fetchSuggestions).toHaveBeenCalledTimes(1);
+    presence.widget.isVisible = true;
+    jest.advanceTimersByTime(REVIEW_POLL);
+    await settle();
+    expect(fetchSuggestions).toHaveBeenCalledTimes(2);
+    review.dispose();
+    jest.advanceTimersByTime(REVIEW_POLL * 3);
+    await settle();
+    expect(fetchSuggestions).toHaveBeenCalledTimes(2);
+  });
+
+  it('shows nothing and stops asking on a server without the review API', async () => {
+    fetchSuggestions.mockRejectedValue(new api.ApiError('Not Found', 404));
+    const cells = [cell('c1', '')];
+    const review = new DocumentReview(fakePresence(cells));
+    await settle();
+    jest.advanceTimersByTime(REVIEW_POLL * 5);
+    await settle();
+    expect(fetchSuggestions).toHaveBeenCalledTimes(1);
+    expect(cells[0].node.querySelector('.jp-mcp-suggestions')).toBeNull();
+    review.dispose();
+  });
+
+  it('keeps asking after a refusal the server explained', async () => {
+    fetchSuggestions.mockRejectedValue(
+      new api.ApiError('no such document', 404, true)
+    );
+    const review = new DocumentReview(fakePresence([cell('c1', '')]));
+    await settle();
+    jest.advanceTimersByTime(REVIEW_POLL);
+    await settle();
+    expect(fetchSuggestions).toHaveBeenCalledTimes(2);
+    review.dispose();
+  });
+});

@@ -1,0 +1,278 @@
+/**
+ * Review of agents' suggestions in one open document: polls api/mcp/suggestions while the document is on
+ * screen, draws each pending cell change on its notebook cell (a text document's in a panel above the
+ * editor), and sends the person's Accept / Reject.
+ *
+ * A server without the review API (GET answers a bare 404) gets no review UI and no further polls.
+ */
+import { MainAreaWidget, showErrorMessage } from '@jupyterlab/apputils';
+import { IDisposable } from '@lumino/disposable';
+import { Widget } from '@lumino/widgets';
+
+import { ApiError, decideSuggestion, fetchSuggestions } from './api';
+import { DocumentPresence } from './document';
+import {
+  Decide,
+  SUGGESTED_CELL,
+  SUGGESTED_DELETE,
+  SUGGESTIONS,
+  cellBlock,
+  textBlock
+} from './reviewdom';
+import { IPlacement, ISuggestion, pending, placements } from './suggestions';
+
+/** Milliseconds between polls while the document is on screen. */
+export const REVIEW_POLL = 2000;
+/** Milliseconds between an awareness change (an agent acted) and the refresh it triggers. */
+const CHANGE_DELAY = 300;
+
+/** Remove the review blocks and marks from a cell node. */
+export function clearReview(node: HTMLElement): void {
+  node.classList.remove(SUGGESTED_CELL, SUGGESTED_DELETE);
+  for (const child of Array.from(
+    node.querySelectorAll(`:scope > .${SUGGESTIONS}`)
+  )) {
+    child.remove();
+  }
+}
+
+/** The review of one document. */
+export class DocumentReview implements IDisposable {
+  constructor(readonly presence: DocumentPresence) {
+    this._panel = new Widget();
+    this._panel.addClass('jp-mcp-review-panel');
+    this._panel.node.setAttribute('aria-label', 'Suggestions under review');
+    this._panel.hide();
+    const widget = presence.widget;
+    if (widget instanceof MainAreaWidget && !presence.notebook) {
+      widget.contentHeader.addWidget(this._panel);
+    }
+    presence.changed.connect(this._onChange, this);
+    presence.notebook?.model?.cells.changed.connect(this._draw, this);
+    this._poll = setInterval(() => {
+      if (this.presence.widget.isVisible) {
+        void this.refresh();
+      }
+    }, REVIEW_POLL);
+    void this.refresh();
+  }
+
+  get isDisposed(): boolean {
+    return this._disposed;
+  }
+
+  /** The pending suggestions shown. */
+  get suggestions(): ISuggestion[] {
+    return this._suggestions;
+  }
+
+  /** Fetch the document's suggestions and redraw. */
+  async refresh(): Promise<void> {
+    if (this._disposed || this._loading || this._unavailable) {
+      return;
+    }
+    this._loading = true;
+    const path = this.presence.path;
+    try {
+      const answer = await fetchSuggestions(path);
+      if (path === this.presence.path) {
+        this._suggestions = pending(answer.suggestions);
+      }
+    } catch (error) {
+      if (
+        error instanceof ApiError &&
+        error.status === 404 &&
+        !error.explained
+      ) {
+        // No review API on this server: nothing to show, nothing to ask again.
+        this._unavailable = true;
+        clearInterval(this._poll);
+        this._suggestions = [];
+      } else if (!(error instanceof ApiError)) {
+        console.warn('jupyter-pair-mcp: suggestions of', path, error);
+      }
+    } finally {
+      this._loading = false;
+    }
+    this._draw();
+  }
+
+  dispose(): void {
+    if (this._disposed) {
+      return;
+    }
+    this._disposed = true;
+    clearInterval(this._poll);
+    if (this._timer !== null) {
+      clearTimeout(this._timer);
+    }
+    this.presence.changed.disconnect(this._onChange, this);
+    this.presence.notebook?.model?.cells.changed.disconnect(this._draw, this);
+    for (const node of this._drawn) {
+      clearReview(node);
+    }
+    this._drawn.clear();
+    this._panel.dispose();
+  }
+
+  private _onChange(): void {
+    if (this._timer === null && !this._disposed) {
+      this._timer = setTimeout(() => {
+        this._timer = null;
+        void this.refresh();
+      }, CHANGE_DELAY);
+    }
+  }
+
+  private _decide: Decide = (suggestion, decision, cells) => {
+    void (async () => {
+      try {
+        await decideSuggestion(suggestion.id, decision, cells ?? undefined);
+      } catch (error) {
+        await showErrorMessage(
+          decision === 'accept'
+            ? 'The suggestion could not be accepted'
+            : 'The suggestion could not be rejected',
+          error instanceof Error ? error.message : String(error)
+        );
+      }
+      // Redraw from the server's state, whatever happened.
+      this._signatures = new WeakMap();
+      this._textSignature = '';
+      await this.refresh();
+    })();
+  };
+
+  private _draw(): void {
+    if (this._disposed) {
+      return;
+    }
+    if (this.presence.notebook) {
+      this._drawCells();
+    } else {
+      this._drawText();
+    }
+  }
+
+  /**
+   * Draw the blocks on the notebook's cells. Nothing is drawn (and no cell visited) while there is nothing
+   * to show; a cell's blocks are rebuilt only when its suggestions or its live text changed, so a poll that
+   * brings nothing new leaves the page alone (and the diff is not computed again).
+   */
+  private _drawCells(): void {
+    const notebook = this.presence.notebook!;
+    if (!this._suggestions.length && !this._drawn.size) {
+      return;
+    }
+    const cells = notebook.widgets;
+    const liveIds = cells.map(cell => cell.model?.id ?? '');
+    const byAnchor = new Map<string, IPlacement[]>();
+    for (const placement of placements(liveIds, this._suggestions)) {
+      const anchor = placement.anchor ?? liveIds[0];
+      if (anchor === undefined) {
+        continue;
+      }
+      const list = byAnchor.get(anchor) ?? [];
+      list.push(placement);
+      byAnchor.set(anchor, list);
+    }
+    const now = new Set<HTMLElement>();
+    for (const cell of cells) {
+      const node = cell.node;
+      const id = cell.model?.id ?? '';
+      const shown = byAnchor.get(id);
+      if (!shown && !this._drawn.has(node)) {
+        continue;
+      }
+      if (!shown) {
+        clearReview(node);
+        this._signatures.delete(node);
+        continue;
+      }
+      now.add(node);
+      // The cell's own change first, then the new cells after it in their order.
+      shown.sort(
+        (x, y) =>
+          Number(x.cell.change === 'insert') -
+            Number(y.cell.change === 'insert') ||
+          (x.cell.index ?? 0) - (y.cell.index ?? 0)
+      );
+      const live = cell.model?.sharedModel.getSource() ?? '';
+      const signature = JSON.stringify([
+        live,
+        shown.map(p => [
+          p.suggestion.id,
+          p.suggestion.agentName,
+          p.suggestion.summary,
+          p.suggestion.cells.length,
+          p.cell,
+          p.anchor
+        ])
+      ]);
+      if (this._signatures.get(node) === signature) {
+        continue;
+      }
+      this._signatures.set(node, signature);
+      clearReview(node);
+      const container = document.createElement('div');
+      container.className = SUGGESTIONS;
+      container.dataset.cellId = id;
+      for (const placement of shown) {
+        const own = placement.cell.change !== 'insert';
+        container.appendChild(
+          cellBlock(
+            placement.suggestion,
+            placement.cell,
+            own ? live : null,
+            this._decide,
+            placement.anchor === null
+          )
+        );
+      }
+      node.classList.add(SUGGESTED_CELL);
+      if (shown.some(p => p.cell.change === 'delete')) {
+        node.classList.add(SUGGESTED_DELETE);
+      }
+      node.appendChild(container);
+    }
+    this._drawn = now;
+  }
+
+  /** Draw a text document's suggestions in the panel above its editor. */
+  private _drawText(): void {
+    const shown = this._suggestions.filter(s => s.text !== null);
+    const model = this.presence.context.model as unknown as {
+      sharedModel?: { getSource?: () => string };
+    } | null;
+    const live = model?.sharedModel?.getSource?.() ?? null;
+    const signature = JSON.stringify([live, shown]);
+    if (signature === this._textSignature) {
+      return;
+    }
+    this._textSignature = signature;
+    const node = this._panel.node;
+    node.textContent = '';
+    if (!shown.length) {
+      this._panel.hide();
+      return;
+    }
+    const list = document.createElement('div');
+    list.className = SUGGESTIONS;
+    for (const suggestion of shown) {
+      list.appendChild(textBlock(suggestion, live, this._decide));
+    }
+    node.appendChild(list);
+    this._panel.show();
+  }
+
+  private _suggestions: ISuggestion[] = [];
+  private _panel: Widget;
+  private _drawn = new Set<HTMLElement>();
+  private _signatures = new WeakMap<HTMLElement, string>();
+  private _textSignature = '';
+  private _loading = false;
+  private _unavailable = false;
+  private _disposed = false;
+  private _timer: ReturnType<typeof setTimeout> | null = null;
+  private _poll: ReturnType<typeof setInterval>;
+}
