@@ -18,9 +18,9 @@ import { MessageLoop } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
 import { ActivityPanel } from './activity';
-import { ApiError, setReview } from './api';
 import { DocumentPresence } from './document';
 import { DocumentReview } from './review';
+import { followReviewSetting, PLUGIN_ID } from './settings';
 
 /** Command that shows the activity panel. */
 export const ACTIVITY_COMMAND = 'jupyter-pair-mcp:show-activity';
@@ -51,34 +51,6 @@ class PresenceExtension implements DocumentRegistry.IWidgetExtension<
   }
 }
 
-/** The extension's plugin id; its settings schema is schema/plugin.json. */
-export const PLUGIN_ID = 'jupyter-pair-mcp:plugin';
-
-/**
- * Push the person's `reviewAgents` setting to the server (PUT api/mcp/review) at start and on each change:
- * agents acting with this person's identity then propose their edits instead of making them.
- */
-function followReviewSetting(settings: ISettingRegistry): void {
-  const push = (value: ISettingRegistry.ISettings) => {
-    const enabled = value.get('reviewAgents').composite === true;
-    setReview(enabled).catch(error => {
-      // A server without the review API (404) has nothing to switch.
-      if (!(error instanceof ApiError && error.status === 404)) {
-        console.warn('jupyter-pair-mcp: review setting:', error);
-      }
-    });
-  };
-  settings
-    .load(PLUGIN_ID)
-    .then(value => {
-      push(value);
-      value.changed.connect(push);
-    })
-    .catch(error =>
-      console.warn('jupyter-pair-mcp: settings not loaded:', error)
-    );
-}
-
 const plugin: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,
   description:
@@ -92,7 +64,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     settings: ISettingRegistry | null
   ) => {
     if (settings) {
-      followReviewSetting(settings);
+      void followReviewSetting(settings);
     }
     const presences = new WeakMap<object, DocumentPresence>();
     const open = new Set<DocumentPresence>();

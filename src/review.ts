@@ -7,6 +7,7 @@
  */
 import { MainAreaWidget, showErrorMessage } from '@jupyterlab/apputils';
 import { IDisposable } from '@lumino/disposable';
+import { MessageLoop } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
 import { ApiError, decideSuggestion, fetchSuggestions } from './api';
@@ -42,13 +43,23 @@ export class DocumentReview implements IDisposable {
     this._panel = new Widget();
     this._panel.addClass('jp-mcp-review-panel');
     this._panel.node.setAttribute('aria-label', 'Suggestions under review');
+    this._list = document.createElement('div');
+    this._list.className = SUGGESTIONS;
+    this._panel.node.appendChild(this._list);
     this._panel.hide();
     const widget = presence.widget;
     if (widget instanceof MainAreaWidget && !presence.notebook) {
       widget.contentHeader.addWidget(this._panel);
+      if (typeof ResizeObserver !== 'undefined') {
+        this._resize = new ResizeObserver(() => this._fitPanel());
+        this._resize.observe(this._list);
+      }
     }
     presence.changed.connect(this._onChange, this);
     presence.notebook?.model?.cells.changed.connect(this._draw, this);
+    // The person types: the diffs against the live text follow (a cell is redrawn only if its text moved).
+    presence.context.model?.contentChanged.connect(this._onContent, this);
+    void presence.context.ready.then(() => this._draw());
     this._poll = setInterval(() => {
       if (this.presence.widget.isVisible) {
         void this.refresh();
@@ -108,6 +119,14 @@ export class DocumentReview implements IDisposable {
     }
     this.presence.changed.disconnect(this._onChange, this);
     this.presence.notebook?.model?.cells.changed.disconnect(this._draw, this);
+    this.presence.context.model?.contentChanged.disconnect(
+      this._onContent,
+      this
+    );
+    if (this._drawTimer !== null) {
+      clearTimeout(this._drawTimer);
+    }
+    this._resize?.disconnect();
     for (const node of this._drawn) {
       clearReview(node);
     }
@@ -120,6 +139,15 @@ export class DocumentReview implements IDisposable {
       this._timer = setTimeout(() => {
         this._timer = null;
         void this.refresh();
+      }, CHANGE_DELAY);
+    }
+  }
+
+  private _onContent(): void {
+    if (this._drawTimer === null && !this._disposed) {
+      this._drawTimer = setTimeout(() => {
+        this._drawTimer = null;
+        this._draw();
       }, CHANGE_DELAY);
     }
   }
@@ -241,32 +269,55 @@ export class DocumentReview implements IDisposable {
   /** Draw a text document's suggestions in the panel above its editor. */
   private _drawText(): void {
     const shown = this._suggestions.filter(s => s.text !== null);
+    if (!shown.length && this._panel.isHidden) {
+      // Nothing to show: the live text is not even read.
+      return;
+    }
     const model = this.presence.context.model as unknown as {
       sharedModel?: { getSource?: () => string };
     } | null;
     const live = model?.sharedModel?.getSource?.() ?? null;
     const signature = JSON.stringify([live, shown]);
     if (signature === this._textSignature) {
+      this._fitPanel();
       return;
     }
     this._textSignature = signature;
-    const node = this._panel.node;
-    node.textContent = '';
+    this._list.textContent = '';
     if (!shown.length) {
       this._panel.hide();
       return;
     }
-    const list = document.createElement('div');
-    list.className = SUGGESTIONS;
     for (const suggestion of shown) {
-      list.appendChild(textBlock(suggestion, live, this._decide));
+      this._list.appendChild(textBlock(suggestion, live, this._decide));
     }
-    node.appendChild(list);
     this._panel.show();
+    this._fitPanel();
+  }
+
+  /**
+   * Size the panel to its list, up to 40% of the document's height. The document widget lays out the panel
+   * with a Lumino box layout, which reads a child's height from its min-height, not from its content.
+   */
+  private _fitPanel(): void {
+    const list = this._list;
+    const parent = this._panel.parent;
+    if (this._disposed || !parent || !this._panel.isVisible) {
+      return;
+    }
+    const limit = Math.max(120, this.presence.widget.node.clientHeight * 0.4);
+    const height = `${Math.ceil(Math.min(list.offsetHeight + 10, limit))}px`;
+    if (this._panel.node.style.minHeight !== height) {
+      this._panel.node.style.minHeight = height;
+      MessageLoop.sendMessage(parent, Widget.Msg.FitRequest);
+    }
   }
 
   private _suggestions: ISuggestion[] = [];
   private _panel: Widget;
+  private _list: HTMLElement;
+  private _resize: ResizeObserver | null = null;
+  private _drawTimer: ReturnType<typeof setTimeout> | null = null;
   private _drawn = new Set<HTMLElement>();
   private _signatures = new WeakMap<HTMLElement, string>();
   private _textSignature = '';

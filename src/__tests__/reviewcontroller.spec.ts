@@ -45,7 +45,7 @@ function fakePresence(cells: ReturnType<typeof cell>[]) {
       widgets: cells,
       model: { cells: { changed: new Signal<object, void>(owner) } }
     },
-    context: { model: null }
+    context: { model: null, ready: Promise.resolve() }
   } as unknown as DocumentPresence & { widget: { isVisible: boolean } };
 }
 
