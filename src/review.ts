@@ -18,6 +18,7 @@ import {
   SUGGESTED_DELETE,
   SUGGESTIONS,
   cellBlock,
+  orphanBlock,
   textBlock
 } from './reviewdom';
 import { IPlacement, ISuggestion, pending, placements } from './suggestions';
@@ -48,7 +49,7 @@ export class DocumentReview implements IDisposable {
     this._panel.node.appendChild(this._list);
     this._panel.hide();
     const widget = presence.widget;
-    if (widget instanceof MainAreaWidget && !presence.notebook) {
+    if (widget instanceof MainAreaWidget) {
       widget.contentHeader.addWidget(this._panel);
       if (typeof ResizeObserver !== 'undefined') {
         this._resize = new ResizeObserver(() => this._fitPanel());
@@ -189,13 +190,38 @@ export class DocumentReview implements IDisposable {
    */
   private _drawCells(): void {
     const notebook = this.presence.notebook!;
-    if (!this._suggestions.length && !this._drawn.size) {
+    if (
+      !this._suggestions.length &&
+      !this._drawn.size &&
+      this._panel.isHidden
+    ) {
       return;
     }
     const cells = notebook.widgets;
     const liveIds = cells.map(cell => cell.model?.id ?? '');
     const byAnchor = new Map<string, IPlacement[]>();
-    for (const placement of placements(liveIds, this._suggestions)) {
+    // A new cell shows after the live cell it would follow, or on the first one: none in an empty notebook.
+    const placed = placements(liveIds, this._suggestions).filter(
+      p => p.anchor !== null || liveIds.length > 0
+    );
+    // Changes with no cell to show on (their cell was deleted since, or the notebook is empty): in the panel.
+    const shownIds = new Set(
+      placed.map(p => `${p.suggestion.id} ${p.cell.cellId}`)
+    );
+    const orphans = this._suggestions
+      .map(suggestion => ({
+        suggestion,
+        cells: suggestion.cells.filter(
+          c => !shownIds.has(`${suggestion.id} ${c.cellId}`)
+        )
+      }))
+      .filter(o => o.cells.length > 0);
+    if (orphans.length || !this._panel.isHidden) {
+      this._drawPanel(JSON.stringify(orphans), () =>
+        orphans.map(o => orphanBlock(o.suggestion, o.cells, this._decide))
+      );
+    }
+    for (const placement of placed) {
       const anchor = placement.anchor ?? liveIds[0];
       if (anchor === undefined) {
         continue;
@@ -277,20 +303,25 @@ export class DocumentReview implements IDisposable {
       sharedModel?: { getSource?: () => string };
     } | null;
     const live = model?.sharedModel?.getSource?.() ?? null;
-    const signature = JSON.stringify([live, shown]);
+    this._drawPanel(JSON.stringify([live, shown]), () =>
+      shown.map(suggestion => textBlock(suggestion, live, this._decide))
+    );
+  }
+
+  /** Fill the panel above the document (hidden when there is nothing to list). */
+  private _drawPanel(signature: string, blocks: () => HTMLElement[]): void {
     if (signature === this._textSignature) {
       this._fitPanel();
       return;
     }
     this._textSignature = signature;
     this._list.textContent = '';
-    if (!shown.length) {
+    const nodes = blocks();
+    if (!nodes.length) {
       this._panel.hide();
       return;
     }
-    for (const suggestion of shown) {
-      this._list.appendChild(textBlock(suggestion, live, this._decide));
-    }
+    this._list.append(...nodes);
     this._panel.show();
     this._fitPanel();
   }

@@ -242,3 +242,53 @@ export function textBlock(
   node.appendChild(actions);
   return node;
 }
+
+/**
+ * A suggestion's changes that have no cell to show on (the cell was deleted since, or the notebook has no
+ * cell to show a new one after): listed above the notebook with Accept all / Reject all.
+ */
+export function orphanBlock(
+  suggestion: ISuggestion,
+  cells: ISuggestedCell[],
+  decide: Decide
+): HTMLElement {
+  const node = document.createElement('div');
+  node.className = `${SUGGESTION} jp-mcp-suggestion-orphan`;
+  node.dataset.mcpSuggestionId = suggestion.id;
+  if (suggestion.agentKey) {
+    node.dataset.mcpAgentKey = suggestion.agentKey;
+  }
+  node.setAttribute('role', 'group');
+  const what =
+    cells.length === 1
+      ? 'suggests a change of a cell not shown here'
+      : `suggests ${cells.length} changes of cells not shown here`;
+  node.setAttribute('aria-label', `${suggestion.agentName} ${what}`);
+  node.appendChild(head(suggestion, what));
+  for (const cell of cells) {
+    node.appendChild(
+      diffNode(
+        shownDiff(null, cell.before, cell.change === 'delete' ? '' : cell.after)
+          .lines
+      )
+    );
+  }
+  const actions = document.createElement('div');
+  actions.className = 'jp-mcp-suggestion-actions';
+  actions.append(
+    button(
+      'jp-mcp-suggestion-accept-all',
+      'Accept all',
+      'Apply all pending changes of this suggestion',
+      () => decide(suggestion, 'accept', null)
+    ),
+    button(
+      'jp-mcp-suggestion-reject-all',
+      'Reject all',
+      'Discard all pending changes of this suggestion',
+      () => decide(suggestion, 'reject', null)
+    )
+  );
+  node.appendChild(actions);
+  return node;
+}

@@ -138,6 +138,36 @@ describe('DocumentReview', () => {
     review.dispose();
   });
 
+  it('lists changes with no cell to show on above the notebook, with Accept all and Reject all', async () => {
+    fetchSuggestions.mockResolvedValue(parseSuggestions(body));
+    decideSuggestion.mockResolvedValue(null);
+    // The person deleted c1 since, and c2 is not there either: nothing to draw on but the new cell's anchor.
+    const cells = [cell('other', '')];
+    const review = new DocumentReview(fakePresence(cells));
+    await settle();
+    const list = (review as unknown as { _list: HTMLElement })._list;
+    const orphan = list.querySelector<HTMLElement>(
+      '.jp-mcp-suggestion-orphan[data-mcp-suggestion-id="s1"]'
+    )!;
+    expect(orphan.querySelectorAll('.jp-mcp-suggestion-diff')).toHaveLength(2);
+    expect(
+      Array.from(orphan.querySelectorAll('button'), b => b.textContent)
+    ).toEqual(['Accept all', 'Reject all']);
+    // The new cell still shows, after the only live cell.
+    expect(
+      cells[0].node.querySelector('.jp-mcp-suggestion[data-cell-id="n1"]')
+    ).not.toBeNull();
+    orphan
+      .querySelector<HTMLButtonElement>('.jp-mcp-suggestion-reject-all')!
+      .click();
+    fetchSuggestions.mockResolvedValue(parseSuggestions({ suggestions: [] }));
+    await settle();
+    await settle();
+    expect(decideSuggestion).toHaveBeenCalledWith('s1', 'reject', undefined);
+    expect(list.children).toHaveLength(0);
+    review.dispose();
+  });
+
   it('polls only while the document is shown, and stops when disposed', async () => {
     fetchSuggestions.mockResolvedValue(parseSuggestions({ suggestions: [] }));
     const presence = fakePresence([cell('c1', '')]);
