@@ -40,7 +40,7 @@ export function shownDiff(
   };
 }
 
-/** The diff as lines with +/− marks (insertions `.jp-mcp-diff-add`, deletions `.jp-mcp-diff-del`). */
+/** The diff as one row per line (insertions `.jp-mcp-diff-add`, deletions `.jp-mcp-diff-del`). */
 export function diffNode(lines: IDiffLine[]): HTMLElement {
   const pre = document.createElement('pre');
   pre.className = 'jp-mcp-suggestion-diff';
@@ -48,8 +48,8 @@ export function diffNode(lines: IDiffLine[]): HTMLElement {
   for (const line of shown) {
     const row = document.createElement('div');
     row.className = `jp-mcp-diff-line jp-mcp-diff-${line.kind}`;
-    const mark = line.kind === 'add' ? '+' : line.kind === 'del' ? '−' : ' ';
-    row.textContent = `${mark} ${line.text}`;
+    // The +/− marks come from CSS: the row's text is the line itself (copied or tested as it is).
+    row.textContent = line.text;
     pre.appendChild(row);
   }
   if (lines.length > shown.length) {

@@ -248,8 +248,8 @@ describe('review blocks', () => {
       'sum'
     );
     const diff = node.querySelector('.jp-mcp-suggestion-diff')!;
-    expect(diff.querySelector('.jp-mcp-diff-del')!.textContent).toBe('− b');
-    expect(diff.querySelector('.jp-mcp-diff-add')!.textContent).toBe('+ c');
+    expect(diff.querySelector('.jp-mcp-diff-del')!.textContent).toBe('b');
+    expect(diff.querySelector('.jp-mcp-diff-add')!.textContent).toBe('c');
     expect(diff.querySelectorAll('.jp-mcp-diff-same')).toHaveLength(1);
     const labels = Array.from(node.querySelectorAll('button')).map(
       b => b.textContent
@@ -280,12 +280,12 @@ describe('review blocks', () => {
     const ghost = cellBlock(s, s.cells[1], null, () => undefined);
     expect(ghost.classList.contains('jp-mcp-ghost-cell')).toBe(true);
     expect(ghost.dataset.mcpChange).toBe('insert');
-    expect(ghost.querySelector('.jp-mcp-diff-add')!.textContent).toBe('+ new');
+    expect(ghost.querySelector('.jp-mcp-diff-add')!.textContent).toBe('new');
     const first = cellBlock(s, s.cells[1], null, () => undefined, true);
     expect(first.getAttribute('aria-label')).toContain('new first cell');
     const gone = cellBlock(s, s.cells[2], 'gone', () => undefined);
     expect(gone.dataset.mcpChange).toBe('delete');
-    expect(gone.querySelector('.jp-mcp-diff-del')!.textContent).toBe('− gone');
+    expect(gone.querySelector('.jp-mcp-diff-del')!.textContent).toBe('gone');
     expect(gone.querySelector('.jp-mcp-diff-add')).toBeNull();
   });
 
@@ -323,7 +323,7 @@ describe('review blocks', () => {
       calls.push(`${sg.id} ${decision} ${cells ?? 'all'}`)
     );
     expect(node.dataset.mcpSuggestionId).toBe('t1');
-    expect(node.querySelector('.jp-mcp-diff-add')!.textContent).toBe('+ y');
+    expect(node.querySelector('.jp-mcp-diff-add')!.textContent).toBe('y');
     node.querySelector<HTMLButtonElement>('.jp-mcp-suggestion-reject')!.click();
     expect(calls).toEqual(['t1 reject all']);
   });
