@@ -78,9 +78,14 @@ export class DocumentReview implements IDisposable {
     return this._suggestions;
   }
 
-  /** Fetch the document's suggestions and redraw. */
+  /** Fetch the document's suggestions and redraw (once more after the current fetch if one is running). */
   async refresh(): Promise<void> {
-    if (this._disposed || this._loading || this._unavailable) {
+    if (this._disposed || this._unavailable) {
+      return;
+    }
+    if (this._loading) {
+      // An answer read before a decision would redraw what was just decided: ask again after it.
+      this._again = true;
       return;
     }
     this._loading = true;
@@ -107,6 +112,10 @@ export class DocumentReview implements IDisposable {
       this._loading = false;
     }
     this._draw();
+    if (this._again) {
+      this._again = false;
+      await this.refresh();
+    }
   }
 
   dispose(): void {
@@ -135,7 +144,20 @@ export class DocumentReview implements IDisposable {
     this._panel.dispose();
   }
 
+  /**
+   * The awareness changed: ask again soon if an agent's state did (it acted), not for people's carets, which
+   * move at every keystroke.
+   */
   private _onChange(): void {
+    const agents = JSON.stringify(
+      this.presence.people
+        .filter(p => p.kind === 'agent')
+        .map(p => [p.key, p.cellId, p.status, p.message, p.point?.at ?? 0])
+    );
+    if (agents === this._agents) {
+      return;
+    }
+    this._agents = agents;
     if (this._timer === null && !this._disposed) {
       this._timer = setTimeout(() => {
         this._timer = null;
@@ -353,6 +375,8 @@ export class DocumentReview implements IDisposable {
   private _signatures = new WeakMap<HTMLElement, string>();
   private _textSignature = '';
   private _loading = false;
+  private _again = false;
+  private _agents = '';
   private _unavailable = false;
   private _disposed = false;
   private _timer: ReturnType<typeof setTimeout> | null = null;

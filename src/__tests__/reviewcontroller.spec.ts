@@ -39,6 +39,7 @@ function fakePresence(cells: ReturnType<typeof cell>[]) {
   const owner = {};
   return {
     path: 'nb.ipynb',
+    people: [] as unknown[],
     widget: { isVisible: true },
     changed: new Signal<object, void>(owner),
     notebook: {
@@ -165,6 +166,50 @@ describe('DocumentReview', () => {
     await settle();
     expect(decideSuggestion).toHaveBeenCalledWith('s1', 'reject', undefined);
     expect(list.children).toHaveLength(0);
+    review.dispose();
+  });
+
+  it('asks again soon when an agent acts, not when people move their carets', async () => {
+    fetchSuggestions.mockResolvedValue(parseSuggestions({ suggestions: [] }));
+    const presence = fakePresence([cell('c1', '')]);
+    const changed = presence.changed as Signal<object, void>;
+    const review = new DocumentReview(presence);
+    await settle();
+    expect(fetchSuggestions).toHaveBeenCalledTimes(1);
+    (presence as unknown as { people: unknown[] }).people = [
+      { kind: 'agent', key: 'k1', cellId: 'c1', status: null, message: null }
+    ];
+    changed.emit();
+    jest.advanceTimersByTime(400);
+    await settle();
+    expect(fetchSuggestions).toHaveBeenCalledTimes(2);
+    // A person's caret moved: the agents' part is the same.
+    (presence as unknown as { people: unknown[] }).people.push({
+      kind: 'person',
+      key: 'ada'
+    });
+    changed.emit();
+    jest.advanceTimersByTime(400);
+    await settle();
+    expect(fetchSuggestions).toHaveBeenCalledTimes(2);
+    review.dispose();
+  });
+
+  it('asks once more when asked during a fetch (after a decision)', async () => {
+    let answer: (value: unknown) => void = () => undefined;
+    fetchSuggestions.mockReturnValueOnce(
+      new Promise(resolve => (answer = resolve))
+    );
+    fetchSuggestions.mockResolvedValue(parseSuggestions({ suggestions: [] }));
+    const review = new DocumentReview(fakePresence([cell('c1', '')]));
+    void review.refresh();
+    void review.refresh();
+    expect(fetchSuggestions).toHaveBeenCalledTimes(1);
+    answer(parseSuggestions(body));
+    await settle();
+    await settle();
+    expect(fetchSuggestions).toHaveBeenCalledTimes(2);
+    expect(review.suggestions).toEqual([]);
     review.dispose();
   });
 
