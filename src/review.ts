@@ -301,7 +301,8 @@ export class DocumentReview implements IDisposable {
             placement.cell,
             own ? live : null,
             this._decide,
-            placement.anchor === null
+            placement.anchor === null,
+            own ? (cell.model?.type ?? null) : null
           )
         );
       }

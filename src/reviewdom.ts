@@ -30,8 +30,13 @@ export type Decide = (
 export function shownDiff(
   live: string | null,
   before: string | null,
-  after: string | null
+  after: string | null,
+  cut = false
 ): { lines: IDiffLine[]; stale: boolean } {
+  if (cut) {
+    // Only part of the texts is listed: the listed parts against each other, never the whole live text.
+    return { lines: lineDiff(before ?? '', after ?? ''), stale: false };
+  }
   const base = live ?? before ?? '';
   const stale = live !== null && before !== null && live !== before;
   return {
@@ -113,18 +118,36 @@ function head(suggestion: ISuggestion, what: string): HTMLElement {
   return node;
 }
 
-function describeChange(cell: ISuggestedCell, first: boolean): string {
+function describeChange(
+  cell: ISuggestedCell,
+  first: boolean,
+  liveType: string | null
+): string {
+  const type =
+    cell.cellType && cell.cellType !== 'code' ? `${cell.cellType} ` : '';
   switch (cell.change) {
     case 'insert':
       return first
-        ? 'suggests a new first cell'
-        : 'suggests a new cell after this one';
+        ? `suggests a new first ${type}cell`
+        : `suggests a new ${type}cell after this one`;
     case 'delete':
       return 'suggests deleting this cell';
     default:
-      return 'suggests a change';
+      return liveType && cell.cellType && cell.cellType !== liveType
+        ? `suggests a change, as a ${cell.cellType} cell`
+        : 'suggests a change';
   }
 }
+
+function note(node: HTMLElement, text: string): void {
+  const div = document.createElement('div');
+  div.className = 'jp-mcp-suggestion-note';
+  div.textContent = text;
+  node.appendChild(div);
+}
+
+const CUT_NOTE =
+  'Shown in part (the change is long): Accept applies all of it.';
 
 /**
  * The block of one cell change. `live` is the live cell's text (null for a new cell); `first` says a new
@@ -135,7 +158,8 @@ export function cellBlock(
   cell: ISuggestedCell,
   live: string | null,
   decide: Decide,
-  first = false
+  first = false,
+  liveType: string | null = null
 ): HTMLElement {
   const node = document.createElement('div');
   node.className = `${SUGGESTION} jp-mcp-suggestion-${cell.change}`;
@@ -145,39 +169,53 @@ export function cellBlock(
   node.dataset.mcpSuggestionId = suggestion.id;
   node.dataset.cellId = cell.cellId;
   node.dataset.mcpChange = cell.change;
+  node.dataset.mcpState = cell.state;
+  if (cell.state === 'conflict') {
+    node.classList.add('jp-mcp-suggestion-conflict');
+  }
   if (suggestion.agentKey) {
     node.dataset.mcpAgentKey = suggestion.agentKey;
   }
   node.setAttribute('role', 'group');
-  const what = describeChange(cell, first);
+  const what = describeChange(cell, first, liveType);
   node.setAttribute('aria-label', `${suggestion.agentName} ${what}`);
   node.appendChild(head(suggestion, what));
   const { lines, stale } = shownDiff(
     cell.change === 'insert' ? null : live,
     cell.before,
-    cell.after
+    cell.after,
+    cell.cut
   );
   const stats = diffStats(lines);
   node.dataset.mcpAdded = String(stats.added);
   node.dataset.mcpRemoved = String(stats.removed);
   node.appendChild(diffNode(lines));
   if (stale) {
-    const note = document.createElement('div');
-    note.className = 'jp-mcp-suggestion-note';
-    note.textContent =
-      'The cell changed since: this is the agent’s change, which Accept merges into what is there now.';
-    node.appendChild(note);
+    note(
+      node,
+      'The cell changed since: this is the agent’s change, which Accept merges into what is there now.'
+    );
+  }
+  if (cell.cut) {
+    note(node, CUT_NOTE);
+  }
+  if (cell.reason) {
+    note(node, cell.reason);
   }
   const pendingCells = suggestion.cells.filter(c => c.state === 'pending');
   const actions = document.createElement('div');
   actions.className = 'jp-mcp-suggestion-actions';
+  if (cell.state === 'pending') {
+    actions.append(
+      button(
+        'jp-mcp-suggestion-accept',
+        'Accept',
+        'Apply this change to the cell',
+        () => decide(suggestion, 'accept', [cell.cellId])
+      )
+    );
+  }
   actions.append(
-    button(
-      'jp-mcp-suggestion-accept',
-      'Accept',
-      'Apply this change to the cell',
-      () => decide(suggestion, 'accept', [cell.cellId])
-    ),
     button('jp-mcp-suggestion-reject', 'Reject', 'Discard this change', () =>
       decide(suggestion, 'reject', [cell.cellId])
     ),
@@ -216,15 +254,17 @@ export function textBlock(
     `${suggestion.agentName} suggests a change of this file`
   );
   node.appendChild(head(suggestion, 'suggests a change'));
-  const text = suggestion.text ?? { before: '', after: '' };
-  const { lines, stale } = shownDiff(live, text.before, text.after);
+  const text = suggestion.text ?? { before: '', after: '', cut: false };
+  const { lines, stale } = shownDiff(live, text.before, text.after, text.cut);
   node.appendChild(diffNode(lines));
   if (stale) {
-    const note = document.createElement('div');
-    note.className = 'jp-mcp-suggestion-note';
-    note.textContent =
-      'The file changed since: this is the agent’s change, which Accept merges into what is there now.';
-    node.appendChild(note);
+    note(
+      node,
+      'The file changed since: this is the agent’s change, which Accept merges into what is there now.'
+    );
+  }
+  if (text.cut) {
+    note(node, CUT_NOTE);
   }
   const actions = document.createElement('div');
   actions.className = 'jp-mcp-suggestion-actions';

@@ -23,6 +23,12 @@ export interface ISuggestedCell {
   after: string | null;
   state: SuggestionState;
   reason: string;
+  /** The cell's type in the suggestion ("code", "markdown", "raw"; "" when not said). */
+  cellType: string;
+  /** The cell a new cell follows in the suggested notebook ("": the first; null: not said). */
+  afterCell: string | null;
+  /** `before` and `after` are shown in part (the server bounds what it lists; Accept applies all). */
+  cut: boolean;
 }
 
 /** A suggestion as the API lists it. */
@@ -37,7 +43,7 @@ export interface ISuggestion {
   expires: string;
   cells: ISuggestedCell[];
   /** A text document's change. */
-  text: { before: string; after: string } | null;
+  text: { before: string; after: string; cut: boolean } | null;
 }
 
 /** The suggestions answer. */
@@ -101,7 +107,10 @@ function parseCell(raw: unknown): ISuggestedCell | null {
     before: change === 'insert' ? null : textOrNull(cell.before),
     after: change === 'delete' ? null : (textOrNull(cell.after) ?? ''),
     state: state(cell.state, 'pending'),
-    reason: str(cell.reason) ?? ''
+    reason: str(cell.reason) ?? '',
+    cellType: str(cell.cell_type) ?? '',
+    afterCell: textOrNull(cell.after_cell_id ?? cell.after_cell),
+    cut: cell.cut === true
   };
 }
 
@@ -136,7 +145,11 @@ export function parseSuggestion(raw: unknown): ISuggestion | null {
     expires: str(data.expires) ?? '',
     cells,
     text: hasText
-      ? { before: text.before as string, after: text.after as string }
+      ? {
+          before: text.before as string,
+          after: text.after as string,
+          cut: text.cut === true
+        }
       : null
   };
 }
@@ -156,11 +169,19 @@ export function parseSuggestions(body: unknown): ISuggestions {
   return { path: str(data.path) ?? '', suggestions };
 }
 
-/** The suggestions and cell changes still waiting for the person (the ones the notebook shows). */
+/** A cell change the person still has to see: pending, or in conflict (shown with why, to reject it). */
+function open(cell: ISuggestedCell): boolean {
+  return cell.state === 'pending' || cell.state === 'conflict';
+}
+
+/**
+ * The suggestions still waiting for the person (the ones the notebook shows), with their pending cell
+ * changes and those in conflict (an accept of another suggestion changed the same text).
+ */
 export function pending(suggestions: ISuggestion[]): ISuggestion[] {
   return suggestions
     .filter(s => s.state === 'pending')
-    .map(s => ({ ...s, cells: s.cells.filter(c => c.state === 'pending') }))
+    .map(s => ({ ...s, cells: s.cells.filter(open) }))
     .filter(s => s.cells.length > 0 || s.text !== null);
 }
 
@@ -213,8 +234,20 @@ export function placements(
       anchorOf.set(insert.cellId, keptSeen > 0 ? kept[keptSeen - 1] : null);
       position++;
     }
+    // A server that names the cell a new one follows is believed over the positions: through the new cells
+    // of the same suggestion, to the live cell (or the top) the run of new cells follows.
+    for (const insert of inserts) {
+      const after = insert.afterCell;
+      if (after === '') {
+        anchorOf.set(insert.cellId, null);
+      } else if (after !== null && live.has(after)) {
+        anchorOf.set(insert.cellId, after);
+      } else if (after !== null && anchorOf.has(after)) {
+        anchorOf.set(insert.cellId, anchorOf.get(after) ?? null);
+      }
+    }
     for (const cell of suggestion.cells) {
-      if (cell.state !== 'pending') {
+      if (!open(cell)) {
         continue;
       }
       if (cell.change === 'insert') {

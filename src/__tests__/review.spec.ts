@@ -144,7 +144,7 @@ describe('parseSuggestions', () => {
     expect(s3.state).toBe('pending');
     expect(s3.agentName).toBe('an agent');
     expect(s3.cells).toEqual([]);
-    expect(s3.text).toEqual({ before: 'a', after: 'b' });
+    expect(s3.text).toEqual({ before: 'a', after: 'b', cut: false });
   });
 
   it('gives nothing for answers that are not the API’s', () => {
@@ -153,10 +153,44 @@ describe('parseSuggestions', () => {
     expect(parseSuggestion({ id: '' })).toBeNull();
   });
 
-  it('keeps only pending suggestions and their pending cells', () => {
+  it('keeps only pending suggestions and their pending cells (and those in conflict)', () => {
     const shown = pending(parseSuggestions(answer).suggestions);
     expect(shown.map(s => s.id)).toEqual(['s1', 's3']);
     expect(shown[0].cells.map(c => c.cellId)).toEqual(['c1', 'n1']);
+    const conflict = parseSuggestion({
+      id: 'x',
+      state: 'pending',
+      cells: [
+        { cell_id: 'a', change: 'update', after: '', state: 'pending' },
+        { cell_id: 'b', change: 'update', after: '', state: 'conflict' },
+        { cell_id: 'c', change: 'update', after: '', state: 'accepted' }
+      ]
+    })!;
+    expect(pending([conflict])[0].cells.map(c => c.cellId)).toEqual(['a', 'b']);
+  });
+
+  it('reads the server’s cell type, the cell a new one follows, and a cut', () => {
+    const s = parseSuggestion({
+      id: 'x',
+      cells: [
+        {
+          cell_id: 'n',
+          change: 'insert',
+          index: 1,
+          cell_type: 'markdown',
+          after: '# t',
+          after_cell_id: 'a',
+          cut: true
+        }
+      ],
+      text: { before: 'a', after: 'b', cut: true }
+    })!;
+    expect(s.cells[0]).toMatchObject({
+      cellType: 'markdown',
+      afterCell: 'a',
+      cut: true
+    });
+    expect(s.text!.cut).toBe(true);
   });
 
   it('reads the review switch', () => {
@@ -208,6 +242,37 @@ describe('placements', () => {
       ['n3', 'a'],
       ['n9', 'c'],
       ['nx', 'c']
+    ]);
+  });
+
+  it('believes the cell a new one follows when the server names it', () => {
+    const s = suggestion([
+      {
+        cell_id: 'n1',
+        change: 'insert',
+        index: 1,
+        after: '',
+        after_cell_id: 'b'
+      },
+      {
+        cell_id: 'n2',
+        change: 'insert',
+        index: 2,
+        after: '',
+        after_cell_id: 'n1'
+      },
+      {
+        cell_id: 'n0',
+        change: 'insert',
+        index: 5,
+        after: '',
+        after_cell_id: ''
+      }
+    ]);
+    expect(placements(live, [s]).map(p => [p.cell.cellId, p.anchor])).toEqual([
+      ['n1', 'b'],
+      ['n2', 'b'],
+      ['n0', null]
     ]);
   });
 
@@ -296,6 +361,57 @@ describe('review blocks', () => {
     expect(moved.lines.map(l => l.text)).toEqual(['a', 'b']);
     const node = cellBlock(s, s.cells[0], 'a\nb\nmore', () => undefined);
     expect(node.querySelector('.jp-mcp-suggestion-note')).not.toBeNull();
+  });
+
+  it('shows a cell in conflict with its reason and Reject only', () => {
+    const c = suggestion([
+      {
+        cell_id: 'c1',
+        change: 'update',
+        before: 'a',
+        after: 'b',
+        state: 'conflict',
+        reason: 'accepting suggestion s9 changed the same text of the cell'
+      }
+    ]);
+    const node = cellBlock(c, c.cells[0], 'a', () => undefined);
+    expect(node.dataset.mcpState).toBe('conflict');
+    expect(node.classList.contains('jp-mcp-suggestion-conflict')).toBe(true);
+    expect(node.querySelector('.jp-mcp-suggestion-accept')).toBeNull();
+    expect(node.querySelector('.jp-mcp-suggestion-reject')).not.toBeNull();
+    expect(node.textContent).toContain('changed the same text');
+  });
+
+  it('names a new cell’s type and a retype, and diffs only the listed part of a cut text', () => {
+    const t = suggestion([
+      { cell_id: 'n', change: 'insert', cell_type: 'markdown', after: '# T' },
+      {
+        cell_id: 'c',
+        change: 'update',
+        cell_type: 'markdown',
+        before: 'x',
+        after: 'x',
+        cut: true
+      }
+    ]);
+    expect(
+      cellBlock(t, t.cells[0], null, () => undefined).getAttribute('aria-label')
+    ).toBe('Agent suggests a new markdown cell after this one');
+    const retype = cellBlock(
+      t,
+      t.cells[1],
+      'x and more',
+      () => undefined,
+      false,
+      'code'
+    );
+    expect(retype.getAttribute('aria-label')).toBe(
+      'Agent suggests a change, as a markdown cell'
+    );
+    // Cut: the listed before and after, not the live text; no "changed since" note, a "shown in part" one.
+    expect(retype.querySelectorAll('.jp-mcp-diff-same')).toHaveLength(1);
+    expect(retype.textContent).toContain('Shown in part');
+    expect(retype.textContent).not.toContain('changed since');
   });
 
   it('bounds the lines it draws', () => {
