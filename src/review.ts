@@ -61,6 +61,8 @@ export class DocumentReview implements IDisposable {
     // The person types: the diffs against the live text follow (a cell is redrawn only if its text moved).
     presence.context.model?.contentChanged.connect(this._onContent, this);
     void presence.context.ready.then(() => this._draw());
+    // Brought back on screen: fresh at once, not at the next poll.
+    MessageLoop.installMessageHook(presence.widget, this._onMessage);
     this._poll = setInterval(() => {
       if (this.presence.widget.isVisible) {
         void this.refresh();
@@ -128,6 +130,7 @@ export class DocumentReview implements IDisposable {
       clearTimeout(this._timer);
     }
     this.presence.changed.disconnect(this._onChange, this);
+    MessageLoop.removeMessageHook(this.presence.widget, this._onMessage);
     this.presence.notebook?.model?.cells.changed.disconnect(this._draw, this);
     this.presence.context.model?.contentChanged.disconnect(
       this._onContent,
@@ -165,6 +168,16 @@ export class DocumentReview implements IDisposable {
       }, CHANGE_DELAY);
     }
   }
+
+  private _onMessage = (_: unknown, message: { type: string }): boolean => {
+    if (message.type === 'after-show' && this._timer === null) {
+      this._timer = setTimeout(() => {
+        this._timer = null;
+        void this.refresh();
+      }, 0);
+    }
+    return true;
+  };
 
   private _onContent(): void {
     if (this._drawTimer === null && !this._disposed) {

@@ -3,6 +3,7 @@
  * sends Accept / Reject with the cells, polls only while the document is shown, and gives up (no UI, no
  * polls) on a server without the review API.
  */
+import { Message, MessageLoop } from '@lumino/messaging';
 import { Signal } from '@lumino/signaling';
 
 import * as api from '../api';
@@ -40,7 +41,7 @@ function fakePresence(cells: ReturnType<typeof cell>[]) {
   return {
     path: 'nb.ipynb',
     people: [] as unknown[],
-    widget: { isVisible: true },
+    widget: { isVisible: true, processMessage: () => undefined },
     changed: new Signal<object, void>(owner),
     notebook: {
       widgets: cells,
@@ -224,13 +225,21 @@ describe('DocumentReview', () => {
     await settle();
     expect(fetchSuggestions).toHaveBeenCalledTimes(1);
     presence.widget.isVisible = true;
-    jest.advanceTimersByTime(REVIEW_POLL);
+    // Shown again: asked at once, not at the next poll.
+    MessageLoop.sendMessage(
+      presence.widget as never,
+      new Message('after-show')
+    );
+    jest.advanceTimersByTime(1);
     await settle();
     expect(fetchSuggestions).toHaveBeenCalledTimes(2);
+    jest.advanceTimersByTime(REVIEW_POLL);
+    await settle();
+    expect(fetchSuggestions).toHaveBeenCalledTimes(3);
     review.dispose();
     jest.advanceTimersByTime(REVIEW_POLL * 3);
     await settle();
-    expect(fetchSuggestions).toHaveBeenCalledTimes(2);
+    expect(fetchSuggestions).toHaveBeenCalledTimes(3);
   });
 
   it('shows nothing and stops asking on a server without the review API', async () => {
