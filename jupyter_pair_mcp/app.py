@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jupyter_core.paths import jupyter_data_dir, jupyter_path
+from jupyter_server.auth.identity import IdentityProvider, PasswordIdentityProvider
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.utils import url_path_join
 from traitlets import Bool, Float, Int, List, TraitError, Unicode, validate
@@ -35,10 +36,12 @@ from jupyter_pair_mcp.services.history import HistoryService
 from jupyter_pair_mcp.services.presence import PresenceService
 from jupyter_pair_mcp.services.steering import Steering
 from jupyter_pair_mcp.services.stops import Stops
+from jupyter_pair_mcp.services.suggestions import SuggestionService
 from jupyter_pair_mcp.transport.exitguard import install as install_exit_guard
 from jupyter_pair_mcp.transport.handlers import MCPHandler
 from jupyter_pair_mcp.transport.ratelimit import RateLimiter
 from jupyter_pair_mcp.transport.rest import handlers as rest_handlers
+from jupyter_pair_mcp.transport.review import handlers as review_handlers
 
 if TYPE_CHECKING:  # the MCP SDK is imported when the endpoint is built, not with the extension
     from jupyter_pair_mcp.protocol.endpoint import Endpoint
@@ -82,6 +85,14 @@ class JupyterPairMCP(Limits, ExtensionApp):
         False,
         help="""Expose only tools that cannot change anything (reads, listings, searches).
         Default: False.""",
+    ).tag(config=True)
+
+    review_mode = Bool(
+        False,
+        help="""Review mode for every agent: each edit of the notebook and text edit tools becomes a
+        suggestion that people accept or reject, cell by cell, and the live document is untouched until
+        they do (docs/review.md); edit tools that cannot propose are refused. A person can also turn it on
+        for agents acting with their own Jupyter identity (PUT api/mcp/review). Default: False.""",
     ).tag(config=True)
 
     output_schemas = Bool(
@@ -276,6 +287,21 @@ class JupyterPairMCP(Limits, ExtensionApp):
         self.actors = Actors(agent_name=self.agent_name)
         self.activity = ActivityLog(self.max_activity_entries)
         self.stops = Stops(max_total=self.max_stopped_agents, log=self.activity)
+        self.suggestions = SuggestionService(
+            self.rooms,
+            self.forks,
+            self.activity,
+            self.history,
+            contents,
+            review_mode=self.review_mode,
+            max_per_document=self.max_suggestions_per_document,
+            max_per_principal=self.max_suggestions_per_principal,
+            ttl=self.suggestion_ttl,
+        )
+        self.suggestions.single_user = type(self.serverapp.identity_provider) in (
+            IdentityProvider,
+            PasswordIdentityProvider,
+        )
         # A stopped agent's undo stacks outlive its session: the person may undo its edits from the panel.
         self.actors.on_end(lambda actor: None if self.stops.holds(actor) else self.history.undo.forget(actor))
         self.presence = PresenceService(
@@ -330,6 +356,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
         self.handlers.append((r"/mcp/?", MCPHandler, {"extension": self}))
         if getattr(self, "steering", None) is not None:  # not when the settings were refused
             self.handlers.extend(rest_handlers(self.steering))
+            self.handlers.extend(review_handlers(self.suggestions))
 
     @property
     def mcp_url(self) -> str:
@@ -415,6 +442,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
             await self.rooms.save_unsaved(unsaved, timeout=SAVE_AT_STOP_TIMEOUT)
         await self.subscriptions.close()
         await self.kernels.close()
+        await self.suggestions.close()
         await self.forks.close()
         await self.presence.close()
         await self.rooms.close()

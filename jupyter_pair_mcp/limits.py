@@ -135,6 +135,24 @@ class Limits(Configurable):
         sessions ends. 0 removes the limit. Default: 100.""",
     ).tag(config=True)
 
+    max_suggestions_per_document = Int(
+        20,
+        help="""Pending suggestions (review mode, docs/review.md) one document may have at once; past it a
+        new proposal is refused until people accept or reject some. 0 removes the limit. Default: 20.""",
+    ).tag(config=True)
+
+    max_suggestions_per_principal = Int(
+        50,
+        help="""Pending suggestions one credential may have at once, over all documents; past it its new
+        proposals are refused. 0 removes the limit. Default: 50.""",
+    ).tag(config=True)
+
+    suggestion_ttl = Float(
+        86400.0,
+        help="""Seconds a suggestion may stay pending before it expires (its agent is notified and reads
+        "expired" with get_suggestion). 0: never. Default: 86400 (a day).""",
+    ).tag(config=True)
+
     max_forks_per_user = Int(
         10,
         help="""Forks one user may hold at once (within max_forks for the server); past it a new fork is

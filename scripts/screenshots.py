@@ -5,7 +5,7 @@ config and runtime directory; opens a notebook in Debian's headless Chromium (sc
 installs it), in JupyterLab and in Notebook 7; has an agent (the MCP SDK client over HTTP) insert a cell, run
 it and rewrite another; saves a PNG of each view. When the companion JupyterLab extension is loaded, its
 views are shot too: the toolbar indicator, a cell the agent points at, the Collaborators panel listing the
-agent, the activity panel, and the agent stopped by the person.
+agent, the activity panel, suggestions under review (review mode), and the agent stopped by the person.
 
 Usage: python scripts/screenshots.py [--out docs/images]
 """
@@ -88,6 +88,15 @@ def jupyter_lab(home: Path, port: int, token: str) -> Any:
     extensions = {jupyter_pair_mcp.__name__: True, "jupyter_server_ydoc": True, "jupyter_server_fileid": True}
     (config / "jupyter_server_config.json").write_text(json.dumps({"ServerApp": {"jpserver_extensions": extensions}}))
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    # This repository's build of the JupyterLab extension too, ahead of any copy the environment has installed
+    # (JupyterLab finds an extension as <directory>/<its package name>/package.json).
+    built = ROOT / "jupyter_pair_mcp" / "labextension"
+    labextensions: list[str] = []
+    if (built / "package.json").is_file():
+        name = json.loads((built / "package.json").read_text())["name"]
+        (home / "labextensions" / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / "labextensions" / name).symlink_to(built, target_is_directory=True)
+        labextensions = [f"--LabApp.extra_labextensions_path={home / 'labextensions'}"]
     env = {
         **os.environ,
         "PYTHONPATH": path,
@@ -114,6 +123,7 @@ def jupyter_lab(home: Path, port: int, token: str) -> Any:
         # window.jupyterapp: the script waits for the kernel through it; nothing a person sees changes.
         "--LabApp.expose_app_in_browser=True",
         "--JupyterNotebookApp.expose_app_in_browser=True",
+        *labextensions,
     ]
     with (home / "server.log").open("w") as server_log:
         process = subprocess.Popen(command, cwd=home, env=env, stdout=server_log, stderr=subprocess.STDOUT)
@@ -190,6 +200,47 @@ async def show_flag(page: Any) -> None:
     await expect(page.locator(".jp-remote-userFlag:not(.jp-mod-idle)").first).to_be_visible(timeout=WAIT)
 
 
+async def review_views(lab: Any, client: Client, out: Path) -> None:
+    """Review mode (docs/review.md): the agent proposes a change and a new cell; the person sees them on the
+    cells with their diffs and buttons, then accepts one and rejects the other. Skipped, saying so, on a
+    server without review mode."""
+    from playwright.async_api import expect
+
+    await lab.evaluate("window.jupyterapp.shell.collapseRight()")
+    await call(client, "point_at", path=NOTEBOOK)  # the earlier point's label would cover the cells
+    try:
+        update = await call(
+            client,
+            "batch_update_notebook_cells",
+            path=NOTEBOOK,
+            exec=False,
+            propose=True,
+            updates=[{"cell_id": "cell-2", "content": "average = sum(sales) / len(sales)\nround(average, 1)"}],
+        )
+        insert = await call(
+            client,
+            "batch_insert_notebook_cells",
+            path=NOTEBOOK,
+            exec=False,
+            propose=True,
+            after_cell_id="cell-1",
+            cells=[{"content": "Sales rose in the last months.", "cell_type": "markdown"}],
+        )
+    except RuntimeError as error:
+        log.info("review mode not shot (this server has none: %s)", error)
+        return
+    changed = lab.locator(f".jp-mcp-suggestion[data-mcp-suggestion-id='{update['suggestion']['id']}']")
+    added = lab.locator(f".jp-mcp-suggestion[data-mcp-suggestion-id='{insert['suggestion']['id']}']")
+    await expect(changed).to_be_visible(timeout=WAIT)
+    await expect(added).to_be_visible(timeout=WAIT)
+    await changed.scroll_into_view_if_needed()
+    await shoot(lab, out / "lab-review.png")
+    await changed.locator(".jp-mcp-suggestion-accept").click()
+    await added.locator(".jp-mcp-suggestion-reject").click()
+    await expect(lab.locator(".jp-mcp-suggestion")).to_have_count(0, timeout=WAIT)
+    await expect(lab.locator(".jp-Cell").nth(2)).to_contain_text("round(average, 1)", timeout=WAIT)
+
+
 async def run(out: Path) -> None:
     from playwright.async_api import async_playwright, expect
 
@@ -244,6 +295,7 @@ async def run(out: Path) -> None:
                 await lab.locator(".jp-mcp-activity-open").first.click()
                 await expect(lab.locator(".jp-mcp-activity-entry").first).to_be_visible(timeout=WAIT)
                 await shoot(lab, out / "lab-activity.png")
+                await review_views(lab, client, out)
 
             classic = await open_notebook(browser, f"{base}notebooks/{quote(NOTEBOOK)}?token={token}", "Monthly sales")
             await call(

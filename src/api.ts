@@ -6,6 +6,12 @@ import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
 import { IActivity, IAgents, parseActivity, parseAgents } from './rest';
+import {
+  ISuggestion,
+  ISuggestions,
+  parseSuggestion,
+  parseSuggestions
+} from './suggestions';
 
 /** A refused or failed call, with the server's message when it sent one. */
 export class ApiError extends Error {
@@ -99,4 +105,30 @@ export function restoreVersion(
   version: string
 ): Promise<unknown> {
   return post('restore', { path, version });
+}
+
+/** The suggestions on a document (api/mcp/suggestions; a 404 without a message: a server without review). */
+export async function fetchSuggestions(path: string): Promise<ISuggestions> {
+  return parseSuggestions(await request('suggestions', {}, { path }));
+}
+
+/** Accept or reject a suggestion: the given cells, or all its pending ones. */
+export async function decideSuggestion(
+  id: string,
+  decision: 'accept' | 'reject',
+  cells?: string[]
+): Promise<ISuggestion | null> {
+  const body = await post(
+    `suggestions/${encodeURIComponent(id)}/${decision}`,
+    cells ? { cells } : {}
+  );
+  return parseSuggestion(body);
+}
+
+/** Say whether agents using this person's identity propose their edits for review. */
+export function setReview(enabled: boolean): Promise<unknown> {
+  return request('review', {
+    method: 'PUT',
+    body: JSON.stringify({ enabled })
+  });
 }

@@ -12,12 +12,15 @@ import {
 import { DocumentRegistry, IDocumentWidget } from '@jupyterlab/docregistry';
 import { IEditorTracker } from '@jupyterlab/fileeditor';
 import { INotebookTracker } from '@jupyterlab/notebook';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { DisposableDelegate, IDisposable } from '@lumino/disposable';
 import { MessageLoop } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
 import { ActivityPanel } from './activity';
 import { DocumentPresence } from './document';
+import { DocumentReview } from './review';
+import { followReviewSetting, PLUGIN_ID } from './settings';
 
 /** Command that shows the activity panel. */
 export const ACTIVITY_COMMAND = 'jupyter-pair-mcp:show-activity';
@@ -37,23 +40,32 @@ class PresenceExtension implements DocumentRegistry.IWidgetExtension<
     context: DocumentRegistry.IContext<DocumentRegistry.IModel>
   ): IDisposable {
     const presence = new DocumentPresence(widget, context, this._openActivity);
+    const review = new DocumentReview(presence);
     this._onCreated(presence);
-    widget.disposed.connect(() => presence.dispose());
-    return new DisposableDelegate(() => presence.dispose());
+    const dispose = () => {
+      review.dispose();
+      presence.dispose();
+    };
+    widget.disposed.connect(dispose);
+    return new DisposableDelegate(dispose);
   }
 }
 
 const plugin: JupyterFrontEndPlugin<void> = {
-  id: 'jupyter-pair-mcp:plugin',
+  id: PLUGIN_ID,
   description:
     'Shows the people and AI agents in a document, where the agents work, and what they did.',
   autoStart: true,
-  optional: [INotebookTracker, IEditorTracker],
+  optional: [INotebookTracker, IEditorTracker, ISettingRegistry],
   activate: (
     app: JupyterFrontEnd,
     notebooks: INotebookTracker | null,
-    editors: IEditorTracker | null
+    editors: IEditorTracker | null,
+    settings: ISettingRegistry | null
   ) => {
+    if (settings) {
+      void followReviewSetting(settings);
+    }
     const presences = new WeakMap<object, DocumentPresence>();
     const open = new Set<DocumentPresence>();
     const panel = new ActivityPanel();

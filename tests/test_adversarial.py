@@ -262,6 +262,24 @@ async def _forks(client: Any) -> None:
     await attempt(client, "discard_document_fork", path=NOTEBOOK, fork_id=await fork_id(client, NOTEBOOK))
 
 
+@case("get_suggestion")
+async def _suggestions(client: Any) -> None:
+    await attempt(client, "get_suggestion", suggestion_id=LONG_NAME)
+    await attempt(client, "get_suggestion", suggestion_id="../" * 1000)
+    # a proposal near the body limit, then read back (its shown text is bounded)
+    done = await attempt(
+        client,
+        "batch_insert_text",
+        path=TEXT,
+        propose=True,
+        operations=[{"position": 0, "content": "z" * NEAR_BODY_LIMIT}],
+    )
+    if done is not None and not done.is_error:
+        proposal = done.structured_content["suggestion"]
+        read = await attempt(client, "get_suggestion", suggestion_id=proposal["id"])
+        assert len(read.structured_content["text"]["after"]) <= 100_000
+
+
 # -- presence and sessions ---------------------------------------------------------------------------------
 @case(
     "get_online_users",

@@ -140,6 +140,7 @@ class InsertResult(BaseModel):
     cell_count: int
     executions: list[ExecutionResult] | None = Field(default=None, description="With exec: the runs, in order.")
     execution_skipped: str | None = Field(default=None, description="With exec: why cells were not run, if so.")
+    suggestion: dict[str, Any] | None = Field(default=None, description="With propose: the pending suggestion.")
 
 
 class UpdatedCell(BaseModel):
@@ -152,6 +153,7 @@ class UpdateResult(BaseModel):
     updated: list[UpdatedCell]
     executions: list[ExecutionResult] | None = Field(default=None, description="With exec: the runs, in order.")
     execution_skipped: str | None = Field(default=None, description="With exec: why cells were not run, if so.")
+    suggestion: dict[str, Any] | None = Field(default=None, description="With propose: the pending suggestion.")
 
 
 class DeletedCell(BaseModel):
@@ -163,6 +165,7 @@ class DeletedCell(BaseModel):
 class DeleteResult(BaseModel):
     deleted: list[DeletedCell]
     cell_count: int
+    suggestion: dict[str, Any] | None = Field(default=None, description="With propose: the pending suggestion.")
 
 
 class SaveResult(BaseModel):
@@ -214,9 +217,9 @@ class CellInput(BaseModel):
 class TextUpdateOp(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    content: str = Field(description="Text to put in place of the range.")
+    content: str = Field(description="Text replacing the range.")
     position: int = Field(default=-1, description="Character offset; -1 = the end.")
-    length: int = Field(default=0, description="Characters replaced from position; 0 = insert.")
+    length: int = Field(default=0, description="Characters replaced; 0 = insert.")
 
 
 class CellUpdateInput(BaseModel):
@@ -225,11 +228,9 @@ class CellUpdateInput(BaseModel):
     cell_id: str | None = Field(default=None, description="Cell id (wins over index).")
     index: int | None = Field(default=None, description="Cell index, 0-based.")
     content: str | None = Field(default=None, description="The whole new source.")
-    operations: list[TextUpdateOp] | None = Field(
-        default=None, description="Or edits at offsets of the source (no read needed)."
-    )
+    operations: list[TextUpdateOp] | None = Field(default=None, description="Or edits at offsets of the source.")
     base_revision: str | None = Field(
-        default=None, description="Revision you read (default: your last read); typing since is kept."
+        default=None, description="Revision read (default: your last); typing since is kept."
     )
     cell_type: CellType | None = Field(default=None, description="New type: code, markdown or raw.")
     expected_source: str | None = Field(default=None, description="Refuse unless the live source is this.")
@@ -273,6 +274,7 @@ class TextEditResult(BaseModel):
     applied: int = Field(description="Operations applied (all of them, in one transaction).")
     length: int = Field(description="Length of the text afterwards, in characters.")
     revision: str = Field(description="Revision of the text as your edit made it (base_revision for the next).")
+    suggestion: dict[str, Any] | None = Field(default=None, description="With propose: the pending suggestion.")
 
 
 class ReplaceTextResult(BaseModel):

@@ -39,6 +39,7 @@ class EndpointHost(Protocol):
     forks: Any
     presence: Any
     stops: Any
+    suggestions: Any
     subscriptions: Any
     max_output_length: int
     max_resource_length: int
@@ -91,6 +92,7 @@ def build_endpoint(app: EndpointHost) -> Endpoint:
         forks=app.forks,
         presence=app.presence,
         stops=app.stops,
+        suggestions=app.suggestions,
         revisions=revisions,
     )
     mcp_server, tool_names = build_server(

@@ -50,6 +50,7 @@ from jupyter_pair_mcp.tools.listcache import CachedToolList
 from jupyter_pair_mcp.tools.notebook import notebook_read_tools
 from jupyter_pair_mcp.tools.notebook_edit import notebook_edit_tools
 from jupyter_pair_mcp.tools.registry import READ, Backends, ToolSpec, authorize_request, register
+from jupyter_pair_mcp.tools.suggestions import suggestion_tools
 from jupyter_pair_mcp.tools.testing import conformance_tools
 from jupyter_pair_mcp.tools.text import text_tools
 from jupyter_pair_mcp.tools.variables import variable_tools
@@ -144,6 +145,7 @@ def tool_specs(backends: Backends) -> list[ToolSpec]:
         *text_tools(backends),
         *history_tools(backends),
         *fork_tools(backends),
+        *suggestion_tools(backends),
         *awareness_tools(backends),
         *variable_tools(backends),
     ]

@@ -22,7 +22,10 @@ MAX_SUMMARY = 500
 MAX_CELLS = 20
 
 #: Kinds the panel tells apart; any other activity type an agent broadcasts is a "broadcast".
-KINDS = ("edit", "run", "broadcast", "refused", "stop", "allow", "undo", "restore")
+KINDS = (
+    *("edit", "run", "broadcast", "refused", "stop", "allow", "undo", "restore"),
+    *("propose", "accept", "reject", "expire"),  # review mode's suggestions (services/suggestions.py)
+)
 _TYPE_KINDS = {"edit": "edit", "execution": "run", "restore": "restore"}
 
 

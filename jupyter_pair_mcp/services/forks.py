@@ -148,6 +148,26 @@ class ForkService:
         await fork.document.close(self._websocket_server())
         return fork
 
+    async def draft(self, path: str, kind: str, room_id: str, title: str) -> ForkDocument:
+        """An unsynchronized fork this service does not hold (a suggestion's: services/suggestions.py bounds and
+        ends it), served as a room under ``room_id`` like every fork and listed in jupyter-collaboration's fork
+        registry, so fork-aware clients see and can open it."""
+        live, _ = await self.rooms._document(path, kind)
+        document = ForkDocument(live, kind, path, synchronize=False)
+        server = self._websocket_server()
+        if server is not None:
+            try:
+                await document.serve(server, room_id)
+                root = self.rooms.room_id(path, kind, create_id=False)
+                if root is not None:
+                    document.list_in_collaboration(room_id, root, title, "")
+            except Exception:  # the suggestion works without a viewable room
+                log.warning("could not serve suggestion %s as a collaboration room", room_id, exc_info=True)
+        return document
+
+    async def close_draft(self, document: ForkDocument) -> None:
+        await document.close(self._websocket_server())
+
     async def sweep(self, *, now: float | None = None) -> list[str]:
         """Discard forks unused for longer than ``ttl``."""
         now = self.clock() if now is None else now

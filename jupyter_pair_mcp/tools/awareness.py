@@ -357,7 +357,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
             )
 
     async def join_session(ctx: Context, session_id: SessionId = None, document_path: SessionPath = None) -> JoinResult:
-        """Join a document's session: people see the agent among its collaborators."""
+        """Join a document's session: people see the agent as a collaborator."""
         one_of(session_id, document_path)
         actor = b.actors.of(ctx)
         if document_path is not None:

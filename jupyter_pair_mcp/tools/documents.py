@@ -116,12 +116,12 @@ def document_tools(b: Backends) -> list[ToolSpec]:
         path: Annotated[str, Field(description="File or notebook path.")],
         copy_path: Annotated[str, Field(description="Free path, in an existing directory.")],
     ) -> CopiedDocument:
-        """Copy a file or notebook as saved (save_notebook first to include live edits)."""
+        """Copy a file or notebook as saved (save_notebook first for live edits)."""
         source, copy = await contents.copy(path, copy_path)
         return CopiedDocument(path=source, copy_path=copy)
 
     async def delete_document(ctx: Context, path: AnyPath) -> DeletedDocument:
-        """Delete a file, notebook or empty directory; people who have it open keep an unsaved copy."""
+        """Delete a file, notebook or empty directory; people with it open keep an unsaved copy."""
         return DeletedDocument(deleted=await contents.delete(path))
 
     return [

@@ -161,7 +161,7 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
     async def execute_notebook_cell(
         ctx: Context, path: NotebookPath, cell_id: CellId = None, index: CellIndex = None, timeout: Timeout = 30
     ) -> ExecutionResult:
-        """Run a code cell in the notebook's kernel (shared with people); outputs stream into the cell live."""
+        """Run a code cell in the kernel people share; outputs stream into the cell live."""
         check_timeout(timeout)
         path = await b.contents.require(path, "notebook")
         view = await b.rooms.notebook(path)
@@ -178,7 +178,7 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
         timeout: Timeout = 30,
         stop_on_error: Annotated[bool, Field(description="Stop at the first error.")] = True,
     ) -> ExecutionList:
-        """Run code cells in order in the shared kernel: cell_ids, a range's code cells, or all."""
+        """Run code cells in order in the shared kernel: cell_ids, a range's, or all."""
         check_timeout(timeout)
         path = await b.contents.require(path, "notebook")
         view = await b.rooms.notebook(path)
@@ -207,7 +207,7 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
         ctx: Context,
         path: NotebookPath,
         clear_outputs: Annotated[bool, Field(description="Clear every cell's outputs.")] = False,
-        exec: Annotated[bool, Field(description="Then run all code cells, stopping at an error.")] = False,
+        exec: Annotated[bool, Field(description="Then run all code cells; stops at an error.")] = False,
         timeout: Timeout = 30,
     ) -> KernelResult:
         """Restart the notebook's kernel: its variables are lost."""

@@ -13,6 +13,7 @@ from jupyter_pair_mcp.models.results import DiscardResult, ForkList, ForkResult,
 from jupyter_pair_mcp.services.forks import Fork
 from jupyter_pair_mcp.tools.params import DocumentPath
 from jupyter_pair_mcp.tools.registry import READ, WRITE, Backends, ToolSpec
+from jupyter_pair_mcp.tools.suggestions import refuse_in_review
 from jupyter_pair_mcp.tools.views import forks
 
 ForkOf = Annotated[str, Field(description="fork_id from fork_document.")]
@@ -37,7 +38,7 @@ def fork_tools(b: Backends) -> list[ToolSpec]:
         description: Annotated[str | None, Field(description="What the draft is for.")] = None,
         synchronize: Annotated[bool, Field(description="Keep receiving the live document's changes.")] = False,
     ) -> ForkResult:
-        """Copy a document privately to draft in (pass fork_id to reads and edits) until merge_document_fork."""
+        """Copy a document privately to draft in (fork_id in reads, edits) until merge_document_fork."""
         path, kind = await b.contents.require_document(path)
         fork = await forks(b).create(
             path, kind, b.actors.of(ctx), title=title or "", description=description or "", synchronize=synchronize
@@ -50,8 +51,9 @@ def fork_tools(b: Backends) -> list[ToolSpec]:
         fork_id: ForkOf,
         discard: Annotated[bool, Field(description="Delete the fork afterwards.")] = True,
     ) -> MergeResult:
-        """Merge a fork's edits into the live document as one edit; people's edits meanwhile survive."""
+        """Merge a fork into the live document as one edit; people's edits meanwhile survive."""
         path, _ = await b.contents.require_document(path)
+        refuse_in_review(b, ctx, None, "merge_document_fork")
         fork, edits = await forks(b).merge(fork_id, path, b.actors.of(ctx), discard=discard)
         return MergeResult(merged=True, fork_id=fork.fork_id, path=path, edits=edits, discarded=discard)
 

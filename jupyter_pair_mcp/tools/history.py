@@ -22,6 +22,7 @@ from jupyter_pair_mcp.services.history import HistoryService, Version, undo_repo
 from jupyter_pair_mcp.tools.notebook import check_max
 from jupyter_pair_mcp.tools.params import MAX_CONTENT_LENGTH, DocumentPath, EndIndex, FirstCell, MaxContentLength
 from jupyter_pair_mcp.tools.registry import READ, WRITE, Backends, ToolSpec
+from jupyter_pair_mcp.tools.suggestions import refuse_in_review
 
 VersionId = Annotated[str, Field(description="version_id from get_document_history.")]
 
@@ -47,7 +48,7 @@ def history_tools(b: Backends) -> list[ToolSpec]:
         path: DocumentPath,
         limit: Annotated[int, Field(description="Version limit (1-1000).")] = 10,
     ) -> HistoryResult:
-        """A document's versions, newest first: who made each (one per agent call) and what changed."""
+        """A document's versions, newest first: who made each (one per agent call), what changed."""
         if limit < 1 or limit > 1000:
             raise InvalidArgument(f"limit must be between 1 and 1000, not {limit}")
         path, kind = await b.contents.require_document(path)
@@ -121,8 +122,9 @@ def history_tools(b: Backends) -> list[ToolSpec]:
         )
 
     async def restore_document_version(ctx: Context, path: DocumentPath, version_id: VersionId) -> RestoreResult:
-        """Bring a document back to a version, live, as a new version; lists people's edits it reverted."""
+        """Restore a document to a version, live, as a new version; lists people's edits reverted."""
         path, kind = await b.contents.require_document(path)
+        refuse_in_review(b, ctx, None, "restore_document_version")
         outcome = await service().restore(path, kind, version_id, b.actors.of(ctx))
         return RestoreResult(
             path=path,
@@ -138,7 +140,7 @@ def history_tools(b: Backends) -> list[ToolSpec]:
         path: DocumentPath,
         count: Annotated[int, Field(description="How many of your last edits (1-100).")] = 1,
     ) -> UndoEditsResult:
-        """Undo this session's last edits in a document (since its room opened), keeping people's typing."""
+        """Undo this session's last edits in a document (since its room opened); typing is kept."""
         if count < 1 or count > 100:
             raise InvalidArgument(f"count must be between 1 and 100, not {count}")
         path, kind = await b.contents.require_document(path)

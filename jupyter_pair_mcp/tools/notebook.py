@@ -119,7 +119,7 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
         max_content_length: MaxContentLength = 100_000,
         fork_id: ForkId = None,
     ) -> NotebookContent:
-        """Read cells live, people's unsaved edits included; past max_content_length, next_index says where to go on."""
+        """Read cells live, with unsaved edits; past max_content_length, next_index says where to go on."""
         check_max("max_content_length", max_content_length, MAX_CONTENT_LENGTH)
         if include_images and not include_outputs:
             raise InvalidArgument("include_images needs include_outputs: images are outputs")
@@ -216,7 +216,7 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
         cell_type: Annotated[str | None, Field(description="Only code, markdown or raw cells.")] = None,
         max_results: MaxResults = 50,
     ) -> SearchResult:
-        """Find text in cell sources: each match's cell id, index, line and column."""
+        """Find text in cell sources: each match's cell id, index, line, column."""
         check_max("max_results", max_results, 1000)
         if cell_type is not None and cell_type not in ("code", "markdown", "raw"):
             raise InvalidArgument(f"cell_type {cell_type!r} is not one of code, markdown, raw")
@@ -235,7 +235,7 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
         path: NotebookPath,
         new_path: Annotated[str | None, Field(description="Also copy to this new .ipynb (never overwrites).")] = None,
     ) -> SaveResult:
-        """Write the notebook's live content to disk now; new_path also saves it as a new notebook."""
+        """Write the notebook's live content to disk; new_path also saves a new notebook."""
         path = await b.contents.require(path, "notebook")
         target = None
         if new_path is not None:

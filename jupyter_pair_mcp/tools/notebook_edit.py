@@ -34,8 +34,9 @@ from jupyter_pair_mcp.models.results import (
 )
 from jupyter_pair_mcp.tools.execution import results, run_after_edit, run_images, with_images
 from jupyter_pair_mcp.tools.notebook import compile_query
-from jupyter_pair_mcp.tools.params import CellId, CellIndex, ForkId, NotebookPath, RunCells, StartIndex
+from jupyter_pair_mcp.tools.params import CellId, CellIndex, ForkId, NotebookPath, Propose, RunCells, StartIndex
 from jupyter_pair_mcp.tools.registry import WRITE, Backends, ToolSpec
+from jupyter_pair_mcp.tools.suggestions import PROPOSED, Proposal, refuse_in_review
 from jupyter_pair_mcp.tools.views import Reads, notebook_view
 
 #: Entries one batch call may carry: a batch is one transaction, and every observer of the room (jupyter_ydoc's,
@@ -100,17 +101,30 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         path: NotebookPath,
         cells: Annotated[list[CellInput], Field(description="Cells to insert, in order.")],
         start_position: Annotated[int | None, Field(description="Index to insert at; default: append.")] = None,
-        positions: Annotated[list[int] | None, Field(description="Or one index per cell, applied in order.")] = None,
-        after_cell_id: Annotated[
-            str | None, Field(description="Or after this cell (safe if others move cells).")
-        ] = None,
+        positions: Annotated[list[int] | None, Field(description="Or one index per cell, in order.")] = None,
+        after_cell_id: Annotated[str | None, Field(description="Or after this cell (safe if cells move).")] = None,
         exec: RunCells = True,
         fork_id: ForkId = None,
+        propose: Propose = None,
     ) -> InsertResult:
         """Insert cells live (people see them appear); runs code cells unless exec=false."""
         _check_batch("cells", list(cells))
         path = await b.contents.require(path, "notebook")
-        view = await notebook_view(b, ctx, path, fork_id)
+        async with Proposal(b, ctx, path, "notebook", propose, fork_id) as proposal:
+            return await insert(ctx, path, cells, start_position, positions, after_cell_id, exec, fork_id, proposal)
+
+    async def insert(
+        ctx: Context,
+        path: str,
+        cells: list[CellInput],
+        start_position: int | None,
+        positions: list[int] | None,
+        after_cell_id: str | None,
+        exec: bool,
+        fork_id: str | None,
+        proposal: Proposal,
+    ) -> InsertResult:
+        view = await proposal.notebook_view() or await notebook_view(b, ctx, path, fork_id)
         if positions is not None and (after_cell_id is not None or start_position is not None):
             raise InvalidArgument("give one of after_cell_id, start_position or positions")
         if after_cell_id is not None:
@@ -133,6 +147,16 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         new = [NewCell(source=c.content, cell_type=c.cell_type, metadata=dict(c.metadata)) for c in cells]
         inserted = view.insert(new, at)
         cell_count = view.cell_count
+        if proposal.draft is not None:
+            return InsertResult(
+                inserted=[
+                    InsertedCell(index=i, id=cid, cell_type=kind, revision=b.revisions.served(cell.source))
+                    for (i, cid, kind), cell in zip(inserted, new, strict=True)
+                ],
+                cell_count=cell_count,
+                execution_skipped=PROPOSED if exec else None,
+                suggestion=await proposal.finish(),
+            )
         runs, skipped = (
             await run_after_edit(b, ctx, path, [cid for _, cid, _ in inserted], fork_id) if exec else (None, None)
         )
@@ -152,17 +176,32 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         ctx: Context,
         path: NotebookPath,
         updates: Annotated[list[CellUpdateInput], Field(description="One per cell to change.")],
-        cell_ids: Annotated[list[str] | None, Field(description="Or the cells the updates apply to, in order.")] = None,
+        cell_ids: Annotated[list[str] | None, Field(description="Or their cells, in order.")] = None,
         start_index: Annotated[int | None, Field(description="Or the first of consecutive cells.")] = None,
-        end_index: Annotated[int | None, Field(description="With start_index: end, exclusive; optional.")] = None,
+        end_index: Annotated[int | None, Field(description="With start_index: end, exclusive.")] = None,
         exec: RunCells = True,
         fork_id: ForkId = None,
+        propose: Propose = None,
     ) -> UpdateResult:
-        """Change cells' source or type live, merged from base_revision (people's typing since is kept; overlaps
-        apply nothing); runs code cells unless exec=false."""
+        """Change cells' source or type live, merged from base_revision (typing since is kept; overlaps apply
+        nothing); runs code cells unless exec=false."""
         _check_batch("updates", list(updates))
         path = await b.contents.require(path, "notebook")
-        view = await notebook_view(b, ctx, path, fork_id)
+        async with Proposal(b, ctx, path, "notebook", propose, fork_id) as proposal:
+            return await update(ctx, path, updates, cell_ids, start_index, end_index, exec, fork_id, proposal)
+
+    async def update(
+        ctx: Context,
+        path: str,
+        updates: list[CellUpdateInput],
+        cell_ids: list[str] | None,
+        start_index: int | None,
+        end_index: int | None,
+        exec: bool,
+        fork_id: str | None,
+        proposal: Proposal,
+    ) -> UpdateResult:
+        view = await proposal.notebook_view() or await notebook_view(b, ctx, path, fork_id)
         addresses = _addresses(view, updates, cell_ids, start_index, end_index)
         changes = [
             CellChange(
@@ -180,6 +219,10 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         ]
         reads = Reads(b, ctx, path, fork_id)
         done = view.update(changes, lambda revision, live, cell_id: reads.base(revision, live, cell_id))
+        if proposal.draft is not None:
+            updated = [UpdatedCell(index=u.index, id=u.id, revision=b.revisions.served(u.text)) for u in done]
+            suggestion = await proposal.finish()
+            return UpdateResult(updated=updated, execution_skipped=PROPOSED if exec else None, suggestion=suggestion)
         updated = [UpdatedCell(index=u.index, id=u.id, revision=reads.served(u.text, u.id)) for u in done]
         runs, skipped = await run_after_edit(b, ctx, path, [u.id for u in done], fork_id) if exec else (None, None)
         executions = None if runs is None else results(runs)
@@ -193,10 +236,23 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         start_index: StartIndex = None,
         end_index: Annotated[int | None, Field(description="End cell index, exclusive; default: one cell.")] = None,
         fork_id: ForkId = None,
+        propose: Propose = None,
     ) -> DeleteResult:
         """Delete cells live. Returns their sources, to re-insert after a mistake."""
         path = await b.contents.require(path, "notebook")
-        view = await notebook_view(b, ctx, path, fork_id)
+        async with Proposal(b, ctx, path, "notebook", propose, fork_id) as proposal:
+            return await delete(ctx, path, cell_ids, start_index, end_index, fork_id, proposal)
+
+    async def delete(
+        ctx: Context,
+        path: str,
+        cell_ids: list[str] | None,
+        start_index: int | None,
+        end_index: int | None,
+        fork_id: str | None,
+        proposal: Proposal,
+    ) -> DeleteResult:
+        view = await proposal.notebook_view() or await notebook_view(b, ctx, path, fork_id)
         if cell_ids is not None:
             if start_index is not None or end_index is not None:
                 raise InvalidArgument("give cell_ids or a range (start_index, end_index), not both")
@@ -216,6 +272,7 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         return DeleteResult(
             deleted=[DeletedCell(index=c.index, id=c.id, source=c.source) for c in removed],
             cell_count=view.cell_count,
+            suggestion=await proposal.finish() if proposal.draft is not None else None,
         )
 
     async def move_notebook_cell(
@@ -228,6 +285,7 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
     ) -> MoveResult:
         """Move a cell, keeping its id, source, outputs and metadata."""
         path = await b.contents.require(path, "notebook")
+        refuse_in_review(b, ctx, fork_id, "move_notebook_cell")
         view = await notebook_view(b, ctx, path, fork_id)
         from_index = view.resolve(cell_id, index)
         moved_id = view.move(from_index, to_index)
@@ -265,6 +323,7 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         """Replace text in cells' sources live, match by match."""
         pattern = compile_query(find, regex, case_sensitive=True)
         path = await b.contents.require(path, "notebook")
+        refuse_in_review(b, ctx, fork_id, "replace_in_notebook")
         for _ in range(REPLAN_ATTEMPTS):
             # Planned in a worker thread from a snapshot (finding 650,000 matches is seconds of Python), then
             # applied on a view taken again after the await, moved past what people typed meanwhile.

@@ -65,6 +65,7 @@ class Backends:
     forks: Any = None  # jupyter_pair_mcp.services.forks.ForkService
     presence: Any = None  # jupyter_pair_mcp.services.presence.PresenceService
     stops: Any = None  # jupyter_pair_mcp.services.stops.Stops: agents people stopped, by document
+    suggestions: Any = None  # jupyter_pair_mcp.services.suggestions.SuggestionService: review mode
     revisions: Revisions = field(default_factory=Revisions)
 
 

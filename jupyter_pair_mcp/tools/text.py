@@ -32,9 +32,11 @@ from jupyter_pair_mcp.tools.params import (
     DocumentPath,
     ForkId,
     MaxContentLength,
+    Propose,
     TextPath,
 )
 from jupyter_pair_mcp.tools.registry import READ, WRITE, Backends, ToolSpec
+from jupyter_pair_mcp.tools.suggestions import Proposal, refuse_in_review
 from jupyter_pair_mcp.tools.views import Reads, text_view
 
 #: file_type values of create_document_session (the jupyter-collaboration-mcp design says text/markdown).
@@ -65,7 +67,7 @@ def text_tools(b: Backends) -> list[ToolSpec]:
         include_collaboration_state: CollaborationState = True,
         fork_id: ForkId = None,
     ) -> DocumentContent:
-        """Read a text file live, with people's unsaved edits (notebooks: get_notebook)."""
+        """Read a text file live, with unsaved edits (notebooks: get_notebook)."""
         if offset < 0:
             raise InvalidArgument("offset must be >= 0")
         check_max("max_content_length", max_content_length, MAX_CONTENT_LENGTH)
@@ -101,7 +103,7 @@ def text_tools(b: Backends) -> list[ToolSpec]:
             str | None, Field(description="notebook, or file (text, markdown); default: detected.")
         ] = None,
     ) -> SessionResult:
-        """Open (or join) the live collaboration room of a text file or notebook."""
+        """Open or join the live room of a text file or notebook."""
         path = b.contents.normalize(path)
         if file_type is not None and file_type not in _SESSION_TYPES:
             raise InvalidArgument(
@@ -113,15 +115,20 @@ def text_tools(b: Backends) -> list[ToolSpec]:
         return await join_room(b, await b.contents.require(path, kind), kind)
 
     async def edit(
-        ctx: Context, path: str, ops: list[TextOp], base_revision: str | None, fork_id: str | None
+        ctx: Context, path: str, ops: list[TextOp], base_revision: str | None, fork_id: str | None, propose: bool | None
     ) -> TextEditResult:
-        """Apply operations on a text file from the agent's base (see Reads.base), all or nothing."""
+        """Apply operations on a text file from the agent's base (see Reads.base), all or nothing; or propose
+        them (the suggestion's fork starts as the live text, so the base merges the same way)."""
         _check_ops(ops)
         path = await text_file(path)
-        view = await text_view(b, ctx, path, fork_id)
-        reads = Reads(b, ctx, path, fork_id)
-        length, wanted = view.apply(ops, base=reads.base(base_revision, view.text))
-        return TextEditResult(applied=len(ops), length=length, revision=reads.served(wanted))
+        async with Proposal(b, ctx, path, "file", propose, fork_id) as proposal:
+            view = await proposal.text_view() or await text_view(b, ctx, path, fork_id)
+            reads = Reads(b, ctx, path, fork_id)
+            length, wanted = view.apply(ops, base=reads.base(base_revision, view.text))
+            if proposal.draft is not None:
+                revision, suggestion = b.revisions.served(wanted), await proposal.finish()
+                return TextEditResult(applied=len(ops), length=length, revision=revision, suggestion=suggestion)
+            return TextEditResult(applied=len(ops), length=length, revision=reads.served(wanted))
 
     async def batch_update_document(
         ctx: Context,
@@ -129,10 +136,11 @@ def text_tools(b: Backends) -> list[ToolSpec]:
         operations: Annotated[list[TextUpdateOp], Field(description="Replacements.")],
         base_revision: BaseRevision = None,
         fork_id: ForkId = None,
+        propose: Propose = None,
     ) -> TextEditResult:
-        """Replace ranges at offsets of the text you read (base_revision); people's typing since is kept."""
+        """Replace ranges at offsets of the text you read (base_revision); typing since is kept."""
         ops = [TextOp(o.position, o.length, o.content) for o in operations]
-        return await edit(ctx, path, ops, base_revision, fork_id)
+        return await edit(ctx, path, ops, base_revision, fork_id, propose)
 
     async def batch_insert_text(
         ctx: Context,
@@ -140,9 +148,11 @@ def text_tools(b: Backends) -> list[ToolSpec]:
         operations: Annotated[list[TextInsertOp], Field(description="Insertions.")],
         base_revision: BaseRevision = None,
         fork_id: ForkId = None,
+        propose: Propose = None,
     ) -> TextEditResult:
         """Insert text at offsets of the text you read; all or nothing."""
-        return await edit(ctx, path, [TextOp(o.position, 0, o.content) for o in operations], base_revision, fork_id)
+        ops = [TextOp(o.position, 0, o.content) for o in operations]
+        return await edit(ctx, path, ops, base_revision, fork_id, propose)
 
     async def batch_delete_text(
         ctx: Context,
@@ -152,7 +162,8 @@ def text_tools(b: Backends) -> list[ToolSpec]:
         fork_id: ForkId = None,
     ) -> TextEditResult:
         """Delete ranges at offsets of the text you read; all or nothing."""
-        return await edit(ctx, path, [TextOp(o.position, o.length, "") for o in operations], base_revision, fork_id)
+        ops = [TextOp(o.position, o.length, "") for o in operations]
+        return await edit(ctx, path, ops, base_revision, fork_id, False)
 
     async def replace_document_text(
         ctx: Context,
@@ -166,6 +177,7 @@ def text_tools(b: Backends) -> list[ToolSpec]:
         if not old_text:
             raise InvalidArgument("old_text is empty")
         path = await text_file(path)
+        refuse_in_review(b, ctx, fork_id, "replace_document_text")
         pattern = re.compile(re.escape(old_text))
         for _ in range(REPLAN_ATTEMPTS):
             # Planned in a worker thread from a snapshot, applied on a view taken again after the await and

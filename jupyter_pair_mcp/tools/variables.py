@@ -41,7 +41,7 @@ def variable_tools(b: Backends) -> list[ToolSpec]:
         return kernel.id
 
     async def list_variables(ctx: Context, path: NotebookPath) -> VariableList:
-        """Variables of the notebook's running kernel: type, short value, size or shape."""
+        """The kernel's variables: type, short value, size or shape."""
         path = await b.contents.require(path, "notebook")
         found = await inspector.variables(await running_kernel(path), limit=LIST_LIMIT, chars=LIST_CHARS)
         return VariableList(
@@ -53,13 +53,13 @@ def variable_tools(b: Backends) -> list[ToolSpec]:
         )
 
     async def get_variable(ctx: Context, path: NotebookPath, name: VariableName) -> VariableDetail:
-        """One variable of the notebook's running kernel: type, value, size, shape, dtype."""
+        """One kernel variable: type, value, size, shape, dtype."""
         path = await b.contents.require(path, "notebook")
         info, via = await inspector.variable(await running_kernel(path), name, chars=b.max_output_length)
         return VariableDetail(path=path, via=via, **info)  # type: ignore[arg-type]
 
     async def execute_code(ctx: Context, path: NotebookPath, code: Code, timeout: ScratchTimeout = 30) -> ScratchResult:
-        """Run code in the notebook's kernel without adding a cell; outputs come back only to you."""
+        """Run code in the notebook's kernel without a cell; outputs come back only to you."""
         check_timeout(timeout)
         path = await b.contents.require(path, "notebook")
         actor = b.actors.of(ctx)

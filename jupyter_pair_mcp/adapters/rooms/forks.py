@@ -45,6 +45,7 @@ class ForkDocument:
         if synchronize:
             self.follow(live_document.ydoc)
         self.room: Any = None
+        self._listed: str | None = None  # its room id in jupyter-collaboration's fork registry
 
     @property
     def ydoc(self) -> Doc[Any]:
@@ -109,7 +110,33 @@ class ForkDocument:
         websocket_server.add_room(room_id, room)
         self.room = room
 
+    def list_in_collaboration(self, room_id: str, root_room_id: str, title: str, description: str) -> None:
+        """List the fork in jupyter-collaboration's own fork registry, so that its fork API
+        (``GET /api/collaboration/fork/<root room>``) and the fork-aware clients built on it see it too."""
+        try:
+            from jupyter_server_ydoc import handlers
+        except ImportError:  # pragma: no cover - jupyter-collaboration is a dependency
+            return
+        registry = getattr(handlers, "FORK_ROOMS", None)
+        if isinstance(registry, dict):
+            registry[room_id] = {
+                "root_roomid": root_room_id,
+                "synchronize": False,
+                "title": title,
+                "description": description,
+            }
+            self._listed = room_id
+
+    def _unlist(self) -> None:
+        if self._listed is not None:
+            with contextlib.suppress(Exception):
+                from jupyter_server_ydoc import handlers
+
+                handlers.FORK_ROOMS.pop(self._listed, None)
+            self._listed = None
+
     async def close(self, websocket_server: Any) -> None:
+        self._unlist()
         self.unfollow()
         if self._index is not None:
             self._index.close()

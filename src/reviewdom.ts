@@ -1,0 +1,334 @@
+/**
+ * The DOM of a suggestion under review: one block per suggested cell change (or per text change), with the
+ * agent's name, the summary, a line diff against the live text and the Accept / Reject buttons. Built from
+ * plain data and callbacks, so jest checks the classes and attributes the browser tests select on.
+ */
+import { IDiffLine, diffStats, lineDiff } from './diff';
+import { ISuggestedCell, ISuggestion } from './suggestions';
+
+/** Classes the browser tests select on. */
+export const SUGGESTION = 'jp-mcp-suggestion';
+export const SUGGESTIONS = 'jp-mcp-suggestions';
+export const SUGGESTED_DELETE = 'jp-mcp-suggested-delete';
+export const SUGGESTED_CELL = 'jp-mcp-suggested-cell';
+
+/** Most diff lines a block draws (the rest is counted). */
+export const MAX_DIFF_LINES = 400;
+
+/** What the buttons do: the cell ids to decide, or null for every pending change of the suggestion. */
+export type Decide = (
+  suggestion: ISuggestion,
+  decision: 'accept' | 'reject',
+  cells: string[] | null
+) => void;
+
+/**
+ * The diff a block shows: the live text against the proposal; when the text changed since the agent
+ * proposed (the person kept typing), the agent's own change (its `before` against the proposal), since an
+ * accept merges that change into what is there now rather than replacing it.
+ */
+export function shownDiff(
+  live: string | null,
+  before: string | null,
+  after: string | null,
+  cut = false
+): { lines: IDiffLine[]; stale: boolean } {
+  if (cut) {
+    // Only part of the texts is listed: the listed parts against each other, never the whole live text.
+    return { lines: lineDiff(before ?? '', after ?? ''), stale: false };
+  }
+  const base = live ?? before ?? '';
+  const stale = live !== null && before !== null && live !== before;
+  return {
+    lines: lineDiff(stale ? before : base, after ?? ''),
+    stale
+  };
+}
+
+/** The diff as one row per line (insertions `.jp-mcp-diff-add`, deletions `.jp-mcp-diff-del`). */
+export function diffNode(lines: IDiffLine[]): HTMLElement {
+  const pre = document.createElement('pre');
+  pre.className = 'jp-mcp-suggestion-diff';
+  const shown = lines.slice(0, MAX_DIFF_LINES);
+  for (const line of shown) {
+    const row = document.createElement('div');
+    row.className = `jp-mcp-diff-line jp-mcp-diff-${line.kind}`;
+    // The +/− marks come from CSS: the row's text is the line itself (copied or tested as it is).
+    row.textContent = line.text;
+    pre.appendChild(row);
+  }
+  if (lines.length > shown.length) {
+    const more = document.createElement('div');
+    more.className = 'jp-mcp-diff-more';
+    more.textContent = `… ${lines.length - shown.length} more lines`;
+    pre.appendChild(more);
+  }
+  if (!lines.length) {
+    const empty = document.createElement('div');
+    empty.className = 'jp-mcp-diff-empty';
+    empty.textContent = '(empty)';
+    pre.appendChild(empty);
+  }
+  return pre;
+}
+
+function button(
+  className: string,
+  label: string,
+  title: string,
+  onClick: () => void
+): HTMLButtonElement {
+  const node = document.createElement('button');
+  node.type = 'button';
+  node.className = `jp-mcp-suggestion-button ${className}`;
+  node.textContent = label;
+  node.title = title;
+  node.addEventListener('click', () => {
+    // One click, one request: the block is redrawn from the server's answer.
+    node.closest(`.${SUGGESTION}`)?.classList.add('jp-mcp-suggestion-busy');
+    for (const other of Array.from(
+      node.parentElement?.querySelectorAll('button') ?? []
+    )) {
+      other.disabled = true;
+    }
+    onClick();
+  });
+  return node;
+}
+
+function head(suggestion: ISuggestion, what: string): HTMLElement {
+  const node = document.createElement('div');
+  node.className = 'jp-mcp-suggestion-head';
+  const agent = document.createElement('span');
+  agent.className = 'jp-mcp-suggestion-agent';
+  agent.textContent = suggestion.agentName;
+  agent.title = suggestion.client
+    ? `${suggestion.agentName} (client: ${suggestion.client})`
+    : suggestion.agentName;
+  const kind = document.createElement('span');
+  kind.className = 'jp-mcp-suggestion-kind';
+  kind.textContent = what;
+  node.append(agent, kind);
+  if (suggestion.summary) {
+    const summary = document.createElement('span');
+    summary.className = 'jp-mcp-suggestion-summary';
+    summary.textContent = suggestion.summary;
+    node.appendChild(summary);
+  }
+  return node;
+}
+
+function describeChange(
+  cell: ISuggestedCell,
+  first: boolean,
+  liveType: string | null
+): string {
+  const type =
+    cell.cellType && cell.cellType !== 'code' ? `${cell.cellType} ` : '';
+  switch (cell.change) {
+    case 'insert':
+      return first
+        ? `suggests a new first ${type}cell`
+        : `suggests a new ${type}cell after this one`;
+    case 'delete':
+      return 'suggests deleting this cell';
+    default:
+      return liveType && cell.cellType && cell.cellType !== liveType
+        ? `suggests a change, as a ${cell.cellType} cell`
+        : 'suggests a change';
+  }
+}
+
+function note(node: HTMLElement, text: string): void {
+  const div = document.createElement('div');
+  div.className = 'jp-mcp-suggestion-note';
+  div.textContent = text;
+  node.appendChild(div);
+}
+
+const CUT_NOTE =
+  'Shown in part (the change is long): Accept applies all of it.';
+
+/**
+ * The block of one cell change. `live` is the live cell's text (null for a new cell); `first` says a new
+ * cell would come before every live cell (it then shows on the first one).
+ */
+export function cellBlock(
+  suggestion: ISuggestion,
+  cell: ISuggestedCell,
+  live: string | null,
+  decide: Decide,
+  first = false,
+  liveType: string | null = null
+): HTMLElement {
+  const node = document.createElement('div');
+  node.className = `${SUGGESTION} jp-mcp-suggestion-${cell.change}`;
+  if (cell.change === 'insert') {
+    node.classList.add('jp-mcp-ghost-cell');
+  }
+  node.dataset.mcpSuggestionId = suggestion.id;
+  node.dataset.cellId = cell.cellId;
+  node.dataset.mcpChange = cell.change;
+  node.dataset.mcpState = cell.state;
+  if (cell.state === 'conflict') {
+    node.classList.add('jp-mcp-suggestion-conflict');
+  }
+  if (suggestion.agentKey) {
+    node.dataset.mcpAgentKey = suggestion.agentKey;
+  }
+  node.setAttribute('role', 'group');
+  const what = describeChange(cell, first, liveType);
+  node.setAttribute('aria-label', `${suggestion.agentName} ${what}`);
+  node.appendChild(head(suggestion, what));
+  const { lines, stale } = shownDiff(
+    cell.change === 'insert' ? null : live,
+    cell.before,
+    cell.after,
+    cell.cut
+  );
+  const stats = diffStats(lines);
+  node.dataset.mcpAdded = String(stats.added);
+  node.dataset.mcpRemoved = String(stats.removed);
+  node.appendChild(diffNode(lines));
+  if (stale) {
+    note(
+      node,
+      'The cell changed since: this is the agent’s change, which Accept merges into what is there now.'
+    );
+  }
+  if (cell.cut) {
+    note(node, CUT_NOTE);
+  }
+  if (cell.reason) {
+    note(node, cell.reason);
+  }
+  const pendingCells = suggestion.cells.filter(c => c.state === 'pending');
+  const actions = document.createElement('div');
+  actions.className = 'jp-mcp-suggestion-actions';
+  if (cell.state === 'pending') {
+    actions.append(
+      button(
+        'jp-mcp-suggestion-accept',
+        'Accept',
+        'Apply this change to the cell',
+        () => decide(suggestion, 'accept', [cell.cellId])
+      )
+    );
+  }
+  actions.append(
+    button('jp-mcp-suggestion-reject', 'Reject', 'Discard this change', () =>
+      decide(suggestion, 'reject', [cell.cellId])
+    ),
+    button(
+      'jp-mcp-suggestion-accept-all',
+      'Accept all',
+      `Apply all ${pendingCells.length} pending changes of this suggestion`,
+      () => decide(suggestion, 'accept', null)
+    ),
+    button(
+      'jp-mcp-suggestion-reject-all',
+      'Reject all',
+      `Discard all ${pendingCells.length} pending changes of this suggestion`,
+      () => decide(suggestion, 'reject', null)
+    )
+  );
+  node.appendChild(actions);
+  return node;
+}
+
+/** The block of a text document's suggestion (one change: Accept and Reject decide all of it). */
+export function textBlock(
+  suggestion: ISuggestion,
+  live: string | null,
+  decide: Decide
+): HTMLElement {
+  const node = document.createElement('div');
+  node.className = `${SUGGESTION} jp-mcp-suggestion-text`;
+  node.dataset.mcpSuggestionId = suggestion.id;
+  if (suggestion.agentKey) {
+    node.dataset.mcpAgentKey = suggestion.agentKey;
+  }
+  node.setAttribute('role', 'group');
+  node.setAttribute(
+    'aria-label',
+    `${suggestion.agentName} suggests a change of this file`
+  );
+  node.appendChild(head(suggestion, 'suggests a change'));
+  const text = suggestion.text ?? { before: '', after: '', cut: false };
+  const { lines, stale } = shownDiff(live, text.before, text.after, text.cut);
+  node.appendChild(diffNode(lines));
+  if (stale) {
+    note(
+      node,
+      'The file changed since: this is the agent’s change, which Accept merges into what is there now.'
+    );
+  }
+  if (text.cut) {
+    note(node, CUT_NOTE);
+  }
+  const actions = document.createElement('div');
+  actions.className = 'jp-mcp-suggestion-actions';
+  actions.append(
+    button(
+      'jp-mcp-suggestion-accept',
+      'Accept',
+      'Apply this change to the file',
+      () => decide(suggestion, 'accept', null)
+    ),
+    button('jp-mcp-suggestion-reject', 'Reject', 'Discard this change', () =>
+      decide(suggestion, 'reject', null)
+    )
+  );
+  node.appendChild(actions);
+  return node;
+}
+
+/**
+ * A suggestion's changes that have no cell to show on (the cell was deleted since, or the notebook has no
+ * cell to show a new one after): listed above the notebook with Accept all / Reject all.
+ */
+export function orphanBlock(
+  suggestion: ISuggestion,
+  cells: ISuggestedCell[],
+  decide: Decide
+): HTMLElement {
+  const node = document.createElement('div');
+  node.className = `${SUGGESTION} jp-mcp-suggestion-orphan`;
+  node.dataset.mcpSuggestionId = suggestion.id;
+  if (suggestion.agentKey) {
+    node.dataset.mcpAgentKey = suggestion.agentKey;
+  }
+  node.setAttribute('role', 'group');
+  const what =
+    cells.length === 1
+      ? 'suggests a change of a cell not shown here'
+      : `suggests ${cells.length} changes of cells not shown here`;
+  node.setAttribute('aria-label', `${suggestion.agentName} ${what}`);
+  node.appendChild(head(suggestion, what));
+  for (const cell of cells) {
+    node.appendChild(
+      diffNode(
+        shownDiff(null, cell.before, cell.change === 'delete' ? '' : cell.after)
+          .lines
+      )
+    );
+  }
+  const actions = document.createElement('div');
+  actions.className = 'jp-mcp-suggestion-actions';
+  actions.append(
+    button(
+      'jp-mcp-suggestion-accept-all',
+      'Accept all',
+      'Apply all pending changes of this suggestion',
+      () => decide(suggestion, 'accept', null)
+    ),
+    button(
+      'jp-mcp-suggestion-reject-all',
+      'Reject all',
+      'Discard all pending changes of this suggestion',
+      () => decide(suggestion, 'reject', null)
+    )
+  );
+  node.appendChild(actions);
+  return node;
+}
