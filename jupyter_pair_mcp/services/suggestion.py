@@ -129,6 +129,7 @@ class Draft:
         self.dropped = False
         self.before: Any = None
         if document is not None and kind == "notebook":
-            self.before = document.notebook_view(actor).sources()
+            # The cells as JSON text (Rust, ~6 ms for 10,000 cells): parsed off the loop when submitted.
+            self.before = document.notebook_view(actor).snapshot()
         elif document is not None:
             self.before = document.text_view(actor).text

@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from jupyter_pair_mcp.adapters.rooms import RoomsAdapter
+from jupyter_pair_mcp.adapters.rooms import NotebookView, RoomsAdapter
 from jupyter_pair_mcp.adapters.rooms.merge import MergeConflict
 from jupyter_pair_mcp.adapters.rooms.review import (
     CellProposal,
@@ -130,7 +130,7 @@ class SuggestionService:
         )  # fmt: skip
         if draft.kind == "notebook":
             proposed = draft.document.notebook_view(draft.actor)
-            suggestion.cells = cell_changes(draft.before, proposed.sources())
+            suggestion.cells = await asyncio.to_thread(_changes, draft.before, proposed.snapshot())
             inserted_metadata(proposed, suggestion.cells)
             changed = bool(suggestion.cells)
         else:
@@ -384,3 +384,8 @@ class SuggestionService:
         for suggestion in list(self._all.values()):
             await self._close(suggestion)
         self._all.clear()
+
+
+def _changes(before: str, after: str) -> list[Any]:
+    """The per-cell difference of two notebook snapshots (a worker thread's work: parsing is O(N))."""
+    return cell_changes(NotebookView.sources_of(before), NotebookView.sources_of(after))

@@ -292,6 +292,11 @@ class RoomsAdapter:
             self._indexes[room_id] = entry
         return NotebookView(document, entry[1], path, journal=self.journal, actor=actor)
 
+    def index_seed(self, path: str, document: Any) -> tuple[list[str], list[str], list[bool]] | None:
+        """The live notebook's cell index, copied (:meth:`CellIndex.seed`), when it follows ``document``."""
+        entry = self._indexes.get(self.room_id(path, "notebook", create_id=False) or "")
+        return entry[1].seed() if entry is not None and entry[0] is document else None
+
     async def text(self, path: str, actor: Any = None) -> TextView:
         """The live text document of ``path`` for this call only (the caller checked it is a file)."""
         document, _ = await self._document(path, "file")

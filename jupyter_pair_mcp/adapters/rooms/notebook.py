@@ -11,6 +11,7 @@ from human ones.
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import uuid
 from collections.abc import Iterable, Iterator
@@ -212,6 +213,14 @@ class NotebookView:
     def sources(self) -> list[tuple[str, str, str]]:
         """(id, cell_type, source) of every cell in one linear pass (search and replace need them all)."""
         cells = cells_json(self._cells)
+        return [
+            (str(c.get("id", "")), str(c.get("cell_type", "code")), source_text(c.get("source", ""))) for c in cells
+        ]
+
+    @staticmethod
+    def sources_of(snapshot: str) -> list[tuple[str, str, str]]:
+        """What :meth:`sources` gives, from a :meth:`snapshot` (parse it in a worker thread: O(N))."""
+        cells = [c for c in json.loads(snapshot) if isinstance(c, dict)]
         return [
             (str(c.get("id", "")), str(c.get("cell_type", "code")), source_text(c.get("source", ""))) for c in cells
         ]
