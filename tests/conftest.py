@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx2
 import pytest
+from jupyter_server.auth.authorizer import Authorizer
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from traitlets.config import Config
@@ -43,6 +44,13 @@ def _finish(loop: asyncio.AbstractEventLoop) -> None:
         loop.run_until_complete(asyncio.wait(tasks, timeout=10))
     loop.run_until_complete(loop.shutdown_asyncgens())
     loop.run_until_complete(asyncio.wait_for(loop.shutdown_default_executor(), 10))
+
+
+class ReadOnlyAuthorizer(Authorizer):  # type: ignore[misc]
+    """A viewer: every read is allowed, every other action denied."""
+
+    def is_authorized(self, handler: Any, user: Any, action: str, resource: str) -> bool:
+        return action == "read"
 
 
 @pytest.fixture

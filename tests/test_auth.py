@@ -8,16 +8,9 @@ import httpx2
 import pytest
 from jupyter_server.auth.authorizer import Authorizer
 
-from .conftest import INIT_PARAMS, MCP_HEADERS, call_tool, rpc, tool_error
+from .conftest import INIT_PARAMS, MCP_HEADERS, ReadOnlyAuthorizer, call_tool, rpc, tool_error
 
 pytestmark = pytest.mark.usefixtures("jp_serverapp")
-
-
-class ReadOnlyAuthorizer(Authorizer):  # type: ignore[misc]
-    """A viewer: every read is allowed, every other action denied."""
-
-    def is_authorized(self, handler: Any, user: Any, action: str, resource: str) -> bool:
-        return action == "read"
 
 
 class NobodyAuthorizer(Authorizer):  # type: ignore[misc]

@@ -8,11 +8,10 @@ from typing import Any
 
 import httpx2
 import pytest
-from jupyter_server.auth.authorizer import Authorizer
 from mcp.shared.exceptions import MCPError
 from mcp_types import Implementation
 
-from .conftest import call_tool, document_room, tool_error, until, within
+from .conftest import ReadOnlyAuthorizer, call_tool, document_room, tool_error, until, within
 
 pytestmark = pytest.mark.usefixtures("jp_serverapp")
 
@@ -292,13 +291,6 @@ async def test_credentials_and_xsrf_are_required(
             browser.post(f"{api}/agents/0123456789ab/stop", json={"path": path}, headers={"X-XSRFToken": xsrf})
         )
         assert passed.status_code == 404  # through the checks: the agent is unknown
-
-
-class ReadOnlyAuthorizer(Authorizer):  # type: ignore[misc]
-    """A viewer: every read is allowed, every other action denied."""
-
-    def is_authorized(self, handler: Any, user: Any, action: str, resource: str) -> bool:
-        return action == "read"
 
 
 class TestViewer:

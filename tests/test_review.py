@@ -9,9 +9,8 @@ from typing import Any
 import httpx2
 import mcp_types
 import pytest
-from jupyter_server.auth.authorizer import Authorizer
 
-from .conftest import call_tool, received, stored, tool_error, until, within
+from .conftest import ReadOnlyAuthorizer, call_tool, received, stored, tool_error, until, within
 
 pytestmark = pytest.mark.usefixtures("jp_serverapp")
 
@@ -332,13 +331,6 @@ class TestBounds:
                 client, "batch_insert_notebook_cells", path=other, propose=True, cells=[{"content": "n"}]
             )
             assert "you already have 3 pending suggestions" in message
-
-
-class ReadOnlyAuthorizer(Authorizer):  # type: ignore[misc]
-    """A viewer: every read is allowed, every other action denied."""
-
-    def is_authorized(self, handler: Any, user: Any, action: str, resource: str) -> bool:
-        return action == "read"
 
 
 class TestViewer:

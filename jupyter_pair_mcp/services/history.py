@@ -26,7 +26,7 @@ from jupyter_pair_mcp.adapters.rooms.restore import (
 )
 from jupyter_pair_mcp.adapters.rooms.undo import UndoResult, UndoTracker
 from jupyter_pair_mcp.errors import InvalidArgument, NotFound
-from jupyter_pair_mcp.models.results import UndoEditsResult
+from jupyter_pair_mcp.models.results import RestoreChange, RestoreResult, UndoEditsResult
 
 
 @dataclass
@@ -237,4 +237,16 @@ def undo_report(path: str, result: UndoResult) -> UndoEditsResult:
     )
     return UndoEditsResult(
         path=path, undone=result.undone, remaining=result.remaining, removed_cells=result.removed_cells, note=note
+    )
+
+
+def restore_report(path: str, outcome: Any) -> RestoreResult:
+    """What a restore did, as the tool and the activity panel both report it."""
+    return RestoreResult(
+        path=path,
+        restored_from=outcome.restored_from,
+        version_id=outcome.version_id,
+        changes=[RestoreChange(cell_id=c.get("cell_id"), change=str(c["change"])) for c in outcome.changes],
+        user_edits_reverted=outcome.user_edits_reverted,
+        note=outcome.note,
     )

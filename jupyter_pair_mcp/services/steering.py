@@ -19,11 +19,10 @@ from typing import Any
 
 from jupyter_pair_mcp.adapters.rooms import awareness as aw
 from jupyter_pair_mcp.errors import InvalidArgument, NotFound, PermissionDenied, Unavailable
-from jupyter_pair_mcp.models.results import RestoreChange, RestoreResult
 from jupyter_pair_mcp.services.activity import Activity, ActivityLog
 from jupyter_pair_mcp.services.actors import ORIGIN_PREFIX
 from jupyter_pair_mcp.services.agent_identity import color
-from jupyter_pair_mcp.services.history import undo_report
+from jupyter_pair_mcp.services.history import restore_report, undo_report
 from jupyter_pair_mcp.services.stops import Stops, entry, message
 
 log = logging.getLogger(__name__)
@@ -257,14 +256,7 @@ class Steering:
                 metadata={"version": outcome.version_id} if outcome.version_id else None,
             )
             self.log.add(record)
-        return RestoreResult(
-            path=path,
-            restored_from=outcome.restored_from,
-            version_id=outcome.version_id,
-            changes=[RestoreChange(cell_id=c.get("cell_id"), change=str(c["change"])) for c in outcome.changes],
-            user_edits_reverted=outcome.user_edits_reverted,
-            note=outcome.note,
-        ).model_dump(mode="json")
+        return restore_report(path, outcome).model_dump(mode="json")
 
 
 def refuse_stop(username: str) -> PermissionDenied:

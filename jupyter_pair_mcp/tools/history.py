@@ -12,13 +12,19 @@ from jupyter_pair_mcp.errors import InvalidArgument, Unavailable
 from jupyter_pair_mcp.models.results import (
     HistoryResult,
     HistoryVersion,
-    RestoreChange,
     RestoreResult,
     UndoEditsResult,
     VersionCell,
     VersionContent,
 )
-from jupyter_pair_mcp.services.history import HistoryService, Version, undo_report, version_cells, version_text
+from jupyter_pair_mcp.services.history import (
+    HistoryService,
+    Version,
+    restore_report,
+    undo_report,
+    version_cells,
+    version_text,
+)
 from jupyter_pair_mcp.tools.notebook import check_max
 from jupyter_pair_mcp.tools.params import MAX_CONTENT_LENGTH, DocumentPath, EndIndex, FirstCell, MaxContentLength
 from jupyter_pair_mcp.tools.registry import READ, WRITE, Backends, ToolSpec
@@ -126,14 +132,7 @@ def history_tools(b: Backends) -> list[ToolSpec]:
         path, kind = await b.contents.require_document(path)
         refuse_in_review(b, ctx, None, "restore_document_version")
         outcome = await service().restore(path, kind, version_id, b.actors.of(ctx))
-        return RestoreResult(
-            path=path,
-            restored_from=outcome.restored_from,
-            version_id=outcome.version_id,
-            changes=[RestoreChange(cell_id=c.get("cell_id"), change=str(c["change"])) for c in outcome.changes],
-            user_edits_reverted=outcome.user_edits_reverted,
-            note=outcome.note,
-        )
+        return restore_report(path, outcome)
 
     async def undo_agent_edits(
         ctx: Context,

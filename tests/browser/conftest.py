@@ -272,3 +272,14 @@ def notebook7_page(browser: Browser, server_root: str, jp_base_url: str, token: 
     if not NOTEBOOK_7:
         unavailable("Notebook 7 is not installed: pip install -e '.[test]'")
     return _page_opener(browser, server_root, jp_base_url, token, jp_root_dir, "notebooks")
+
+
+@pytest.fixture
+def extension_built() -> None:
+    """The JupyterLab extension's build is there (tests of the extension use it): skip without it, and fail
+    where browser tests are required (``REQUIRE_BROWSER``, set by .ci/run), since scripts/test.sh builds it."""
+    if LABEXTENSION.is_dir():
+        return
+    if os.environ.get("REQUIRE_BROWSER"):
+        pytest.fail("the JupyterLab extension is not built: scripts/test.sh builds it with npm (needs Node)")
+    pytest.skip("needs the JupyterLab extension build (pip install -e . with Node, or npm run build:prod)")

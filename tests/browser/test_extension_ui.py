@@ -9,7 +9,6 @@ build every test skips, saying so - and fails where browser tests are required (
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable
 from typing import Any
@@ -18,16 +17,9 @@ import pytest
 from mcp.types import Implementation
 
 from ..conftest import call_tool, tool_error
-from .conftest import LABEXTENSION, SEEN, OpenPage, cells, source_lines
+from .conftest import SEEN, OpenPage, cells, source_lines
 
-
-@pytest.fixture(autouse=True)
-def _extension_built() -> None:
-    if LABEXTENSION.is_dir():
-        return
-    if os.environ.get("REQUIRE_BROWSER"):
-        pytest.fail("the JupyterLab extension is not built: scripts/test.sh builds it with npm (needs Node)")
-    pytest.skip("needs the JupyterLab extension build (pip install -e . with Node, or npm run build:prod)")
+pytestmark = pytest.mark.usefixtures("extension_built")
 
 
 AGENT = Implementation(name="PanelAgent", version="1")

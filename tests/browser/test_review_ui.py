@@ -5,7 +5,6 @@ agent reads each outcome with ``get_suggestion``. Selectors: ``.jp-mcp-suggestio
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -13,18 +12,12 @@ import pytest
 from mcp.types import Implementation
 
 from ..conftest import call_tool
-from .conftest import LABEXTENSION, SEEN, OpenPage, source_lines
+from .conftest import SEEN, OpenPage, source_lines
 
 AGENT = Implementation(name="ReviewAgent", version="1")
 
 
-@pytest.fixture(autouse=True)
-def _extension_built() -> None:
-    if LABEXTENSION.is_dir():
-        return
-    if os.environ.get("REQUIRE_BROWSER"):
-        pytest.fail("the JupyterLab extension is not built: scripts/test.sh builds it with npm (needs Node)")
-    pytest.skip("needs the JupyterLab extension build (pip install -e . with Node, or npm run build:prod)")
+pytestmark = pytest.mark.usefixtures("extension_built")
 
 
 async def propose(agent: Any, path: str, cell_id: str, content: str, **extra: Any) -> str:
