@@ -16,7 +16,8 @@ A step over the bound (ini ``loop_monitor_bound``, CPU seconds; the default is t
 target, room for a slower machine) fails the test phase it ran in (setup, call or teardown) with what ran
 it: the callback, and the stack a sampler thread caught while the step was still running. A test that
 must do heavy work of its own on the loop (building a huge input in the test coroutine, say) raises its
-bound with ``@pytest.mark.loop_bound(seconds, reason=...)``; the server's work is never the reason.
+bound with ``@pytest.mark.loop_bound(seconds, reason=...)`` (``phases=("teardown",)`` to raise it for one phase
+only); the server's work is never the reason, but for a known upstream defect an open issue names.
 The ``loop_monitor`` fixture gives a test the steps recorded so far (``loop_monitor.steps``: CPU seconds of
 each step over ``loop_monitor.record_over``), for tests that assert on them.
 """
@@ -129,6 +130,8 @@ class LoopMonitor:
     # -- per test phase ----------------------------------------------------------------------------------
     def _phase(self, item: pytest.Item, when: str) -> Iterator[None]:
         marker = item.get_closest_marker("loop_bound")
+        if marker is not None and when not in marker.kwargs.get("phases", (when,)):
+            marker = None  # raised for other phases only
         bound = self.bound = float(marker.args[0]) if marker is not None else self.default_bound
         self.stalls.clear()
         try:
@@ -201,7 +204,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "loop_bound(seconds, reason): this test's own work on the loop needs a higher bound"
+        "markers",
+        "loop_bound(seconds, reason, phases=('setup', 'the test', 'teardown')): this test's own work on the loop "
+        "needs a higher bound (in those phases only)",
     )
     bound = float(config.getini("loop_monitor_bound"))
     if bound <= 0:

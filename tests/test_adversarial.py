@@ -278,6 +278,17 @@ async def _suggestions(client: Any) -> None:
         proposal = done.structured_content["suggestion"]
         read = await attempt(client, "get_suggestion", suggestion_id=proposal["id"])
         assert len(read.structured_content["text"]["after"]) <= 100_000
+    # notebook proposals: a rewrite of the huge cell, and deleting every cell (all of them touched)
+    await attempt(
+        client,
+        "batch_update_notebook_cells",
+        path=NOTEBOOK,
+        propose=True,
+        updates=[{"cell_id": "huge", "content": "y"}],
+    )
+    await attempt(
+        client, "batch_delete_notebook_cells", path=NOTEBOOK, propose=True, start_index=0, end_index=CELLS + 1
+    )
 
 
 # -- presence and sessions ---------------------------------------------------------------------------------

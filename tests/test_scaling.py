@@ -47,6 +47,11 @@ class Accesses:
 
 @pytest.fixture
 def accesses(monkeypatch: pytest.MonkeyPatch) -> Accesses:
+    return counting(monkeypatch)
+
+
+def counting(monkeypatch: pytest.MonkeyPatch) -> Accesses:
+    """An :class:`Accesses` counting from now until the test ends."""
     counter = Accesses()
     getitem, iterate = pycrdt.Array.__getitem__, pycrdt.Array.__iter__
 

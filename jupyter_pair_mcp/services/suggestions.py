@@ -21,14 +21,14 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from jupyter_pair_mcp.adapters.rooms import NotebookView, RoomsAdapter
+from jupyter_pair_mcp.adapters.rooms import RoomsAdapter
 from jupyter_pair_mcp.adapters.rooms.merge import MergeConflict
 from jupyter_pair_mcp.adapters.rooms.review import (
     CellProposal,
     apply_cells,
     apply_text,
-    cell_changes,
-    inserted_metadata,
+    live_sources,
+    proposed_cells,
     rebased,
 )
 from jupyter_pair_mcp.errors import Conflict, InvalidArgument, NotFound, PermissionDenied, Unavailable
@@ -106,7 +106,7 @@ class SuggestionService:
         placeholder = Draft(suggestion_id, path, kind, None, actor)
         self._drafts[suggestion_id] = placeholder  # held while the fork is made: concurrent proposals count it
         try:
-            document = await self.forks.draft(path, kind, suggestion_id, f"suggestion by {actor.name}")
+            document = await self.forks.draft(path, kind)
         except BaseException:
             self._drafts.pop(suggestion_id, None)
             raise
@@ -117,6 +117,8 @@ class SuggestionService:
     async def drop(self, draft: Draft) -> None:
         """Discard a draft whose edit failed (nothing was proposed); once."""
         self._drafts.pop(draft.id, None)
+        if draft.touched is not None:
+            draft.touched.close()
         if not draft.dropped:
             draft.dropped = True
             await self.forks.close_draft(draft.document)
@@ -129,9 +131,15 @@ class SuggestionService:
             document=draft.document, notify=notify,
         )  # fmt: skip
         if draft.kind == "notebook":
-            proposed = draft.document.notebook_view(draft.actor)
-            suggestion.cells = await asyncio.to_thread(_changes, draft.before, proposed.snapshot())
-            inserted_metadata(proposed, suggestion.cells)
+            document, touched = draft.document, draft.touched
+            assert touched is not None, "a notebook draft records the cells its edit touched"
+            touched.close()  # the edit is done; the fork stays private until published below
+            after_ids = list(document.index.ids)
+            recorded = None if touched.lost else touched.ids
+            suggestion.cells = await asyncio.to_thread(
+                proposed_cells, document.base, document.ydoc, draft.before_ids, after_ids, recorded
+            )
+            document.base = None
             changed = bool(suggestion.cells)
         else:
             after = draft.document.text_view(draft.actor).text
@@ -140,6 +148,7 @@ class SuggestionService:
         if not changed:
             await self.drop(draft)
             raise InvalidArgument("the edit changes nothing: nothing was proposed")
+        await self.forks.publish_draft(draft.document, draft.path, draft.id, f"suggestion by {draft.actor.name}")
         self._drafts.pop(draft.id, None)
         self._all[suggestion.id] = suggestion
         self._record(suggestion, "propose", f"proposed {summary}", None)
@@ -267,8 +276,9 @@ class SuggestionService:
                         other.reason = f"accepting suggestion {accepted.id[:8]} changed the same text"
                     self._changed(other)
             return
-        sources = {cid: source for cid, _, source in (await self.rooms.notebook(accepted.path, None)).sources()}
         touched = set(cell_ids)
+        needed = {c.cell_id for o in others for c in o.cells if c.cell_id in touched and c.change != "insert"}
+        sources = live_sources(await self.rooms.notebook(accepted.path, None), needed)
         for other in others:
             changed = False
             for cell in other.cells:
@@ -384,8 +394,3 @@ class SuggestionService:
         for suggestion in list(self._all.values()):
             await self._close(suggestion)
         self._all.clear()
-
-
-def _changes(before: str, after: str) -> list[Any]:
-    """The per-cell difference of two notebook snapshots (a worker thread's work: parsing is O(N))."""
-    return cell_changes(NotebookView.sources_of(before), NotebookView.sources_of(after))

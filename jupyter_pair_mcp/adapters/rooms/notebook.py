@@ -124,6 +124,10 @@ class NotebookView:
             )
         return position
 
+    def find(self, cell_id: str) -> int | None:
+        """The index of ``cell_id``, None when there is no such cell (verified against the array: one walk)."""
+        return self._index.position(cell_id)
+
     @property
     def ids(self) -> list[str]:
         return list(self._index.ids)

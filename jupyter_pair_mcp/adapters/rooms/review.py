@@ -2,21 +2,36 @@
 
 A proposal is an agent's edit made in a fork of the live document (``forks.py``). What it changes is read
 off the fork per cell (inserted, updated, deleted; the before and after text), never off the agent's
-arguments, so every edit tool proposes the same way. Accepting applies the chosen cells to the live room in
-one agent transaction (one history version, the agent's undo takes it back), each merged three-way from the
-text the proposal was made against (``merge.py``, as an agent's edits are): a person typing meanwhile keeps
-every keystroke, and a change that overlaps theirs is a conflict with its reason, never a silent overwrite.
+arguments, so every edit tool proposes the same way; only the cells the edit touched are read
+(:class:`Touched`), in a worker thread, so a proposal on a big notebook costs what it changes.
+
+Accepting applies the chosen cells to the live room in one agent transaction (one history version, the
+agent's undo takes it back), each found by id and merged three-way from the text the proposal was made
+against (``merge.py``, as an agent's edits are): a person typing meanwhile keeps every keystroke, and a
+change that overlaps theirs is a conflict with its reason, never a silent overwrite.
 """
 
 from __future__ import annotations
 
+import bisect
+import contextlib
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from jupyter_pair_mcp.adapters.rooms.cells import nbformat_cell
+from pycrdt import Array
+
+from jupyter_pair_mcp.adapters.rooms.cellindex import CellIndex, cells_json
+from jupyter_pair_mcp.adapters.rooms.cells import nbformat_cell, source_text
+from jupyter_pair_mcp.adapters.rooms.forks import copy_of
 from jupyter_pair_mcp.adapters.rooms.merge import MergeConflict, apply, apply_hunks, diff, rebase
 from jupyter_pair_mcp.adapters.rooms.notebook import NotebookView
 from jupyter_pair_mcp.adapters.rooms.textdoc import TextView
+
+log = logging.getLogger(__name__)
+
+#: Up to this many cells a proposal reads by walking to each (O(position) in Rust); past it, in one pass.
+_WALKED = 64
 
 
 @dataclass
@@ -35,30 +50,110 @@ class CellProposal:
     reason: str | None = None
 
 
-def cell_changes(before: list[tuple[str, str, str]], after: list[tuple[str, str, str]]) -> list[CellProposal]:
-    """The per-cell difference between two ``(id, cell_type, source)`` lists, in the proposal's order."""
-    old = {cid: (i, kind, source) for i, (cid, kind, source) in enumerate(before)}
-    new_ids = {cid for cid, _, _ in after}
+class Touched:
+    """Ids of the cells an edit of a private fork touched, recorded as it commits, so a proposal reads only those.
+
+    Changes inside a cell arrive as deep events whose path starts at the cell's position; the fork's cell
+    index (observed first: pycrdt runs shallow observers before deep ones) names the cell there. Cells
+    inserted into the array are named by their own ids, which also catches a retype or a move (both
+    re-insert a cell under its id). Deleted cells need no event: they are missing from the index afterwards.
+    """
+
+    def __init__(self, ycells: Any, index: CellIndex) -> None:
+        self.ids: set[str] = set()
+        self.lost = False  # an event could not be read: the proposal then compares every cell
+        self._ycells, self._index = ycells, index
+        self._subscription: Any = ycells.observe_deep(self._on_events)
+
+    def _on_events(self, events: Any) -> None:
+        try:
+            for event in events:
+                path = event.path
+                if path:
+                    ids = self._index.ids
+                    if isinstance(path[0], int) and 0 <= path[0] < len(ids):
+                        self.ids.add(ids[path[0]])
+                    else:
+                        self.lost = True
+                    continue
+                for op in event.delta:
+                    for item in op.get("insert", ()):
+                        self.ids.add(str(item.get("id", "") or "") if hasattr(item, "get") else "")
+        except Exception:  # never raise into the edit: compare every cell instead
+            log.debug("a touched cell was not recorded; the proposal compares every cell", exc_info=True)
+            self.lost = True
+
+    def close(self) -> None:
+        if self._subscription is not None:
+            with contextlib.suppress(Exception):
+                self._ycells.unobserve(self._subscription)
+            self._subscription = None
+
+
+def proposed_cells(
+    base: bytes, fork: Any, before_ids: list[str], after_ids: list[str], touched: set[str] | None
+) -> list[CellProposal]:
+    """What a proposal changes, per cell, in the proposal's order (deletions last): run in a worker thread.
+
+    ``base`` is the document the fork was copied from (its update), ``fork`` the fork's document after the edit
+    (private: neither served nor synchronized yet), the ids their cells had in order, and the ids the edit
+    touched (None: compare every cell). Only inserted, deleted and touched cells are read.
+    """
+    before_at = {cid: i for i, cid in enumerate(before_ids) if cid}
+    after_at = {cid: i for i, cid in enumerate(after_ids) if cid}
+    inserted = [cid for cid in after_at if cid not in before_at]
+    deleted = [cid for cid in before_at if cid not in after_at]
+    kept = [cid for cid in (after_at if touched is None else touched) if cid in before_at and cid in after_at]
+    after = _read(fork.get("cells", type=Array), {cid: after_at[cid] for cid in inserted + kept})
+    before: dict[str, tuple[str, str, dict[str, Any]]] = {}
+    if kept or deleted:
+        before = _read(copy_of(base).get("cells", type=Array), {cid: before_at[cid] for cid in kept + deleted})
     found: list[CellProposal] = []
-    previous = ""
-    for i, (cid, kind, source) in enumerate(after):
-        if cid not in old:
-            found.append(CellProposal(cid, "insert", None, source, kind, i, after_cell=previous))
-        elif old[cid][2] != source or old[cid][1] != kind:
-            found.append(CellProposal(cid, "update", old[cid][2], source, kind, i))
-        previous = cid
-    for cid, (i, kind, source) in old.items():
-        if cid not in new_ids:
-            found.append(CellProposal(cid, "delete", source, None, kind, i))
+    for cid in sorted(inserted + kept, key=after_at.__getitem__):
+        at = after_at[cid]
+        kind, source, metadata = after[cid]
+        if cid in before_at:
+            old_kind, old_source, _ = before[cid]
+            if (old_kind, old_source) != (kind, source):
+                found.append(CellProposal(cid, "update", old_source, source, kind, at))
+        else:
+            previous = after_ids[at - 1] if at > 0 else ""
+            found.append(CellProposal(cid, "insert", None, source, kind, at, after_cell=previous, metadata=metadata))
+    for cid in deleted:
+        kind, source, _ = before[cid]
+        found.append(CellProposal(cid, "delete", source, None, kind, before_at[cid]))
     return found
 
 
-def inserted_metadata(view: NotebookView, cells: list[CellProposal]) -> None:
-    """Fill in the metadata of the inserted cells from the proposal's notebook (``view``, on the fork)."""
-    for cell in cells:
-        if cell.change == "insert":
-            raw = view.ycell(cell.cell_id).to_py() or {}
-            cell.metadata = dict(raw.get("metadata") or {})
+def _read(ycells: Any, positions: dict[str, int]) -> dict[str, tuple[str, str, dict[str, Any]]]:
+    """(cell_type, source, metadata) of the cells at ``positions``: a walk to each of a few, else one pass."""
+    if len(positions) <= _WALKED:
+        found = {}
+        for cid, at in positions.items():
+            ycell = ycells[at]
+            metadata = ycell.get("metadata")
+            found[cid] = (
+                str(ycell.get("cell_type", "code")),
+                source_text(ycell.get("source", "")),
+                dict(metadata.to_py() or {}) if hasattr(metadata, "to_py") else dict(metadata or {}),
+            )
+        return found
+    cells = cells_json(ycells)
+    return {
+        cid: (str(c.get("cell_type", "code")), source_text(c.get("source", "")), dict(c.get("metadata") or {}))
+        for cid, at in positions.items()
+        for c in (cells[at],)
+    }
+
+
+def live_sources(view: NotebookView, cell_ids: set[str]) -> dict[str, str]:
+    """The live sources of those of ``cell_ids`` still in the notebook, by id: one walk each, never a whole read."""
+    found = {}
+    for cid in cell_ids:
+        at = view.find(cid)
+        if at is not None:
+            found[cid] = source_text(view._live(at).get("source", ""))
+    return found
 
 
 def rebased(before: str, after: str, live: str) -> str:
@@ -68,21 +163,25 @@ def rebased(before: str, after: str, live: str) -> str:
 
 def apply_cells(view: NotebookView, cells: list[CellProposal], summary: str) -> tuple[dict[str, str | None], str]:
     """Apply ``cells`` to the live notebook in one agent transaction: per cell, None (applied) or why not;
-    and the edit's serial (its history version's key), "" when nothing was applied."""
-    listed = view.sources()
-    order = [cid for cid, _, _ in listed]
-    sources = {cid: source for cid, _, source in listed}
+    and the edit's serial (its history version's key), "" when nothing was applied.
+
+    Each cell is found by id (the room's cell index), never by reading the whole notebook: an accept costs the
+    cells it applies. Positions are taken before the transaction and kept current by hand inside it (the index
+    learns of structural changes only when the transaction ends): updates in place, then deletions from the
+    end, then insertions after their anchors.
+    """
     outcome: dict[str, str | None] = {}
-    planned: list[tuple[CellProposal, str]] = []  # (cell, live source) of updates and deletes
+    planned: list[tuple[CellProposal, int, str]] = []  # (cell, live position, live source) of updates and deletes
     for cell in cells:
+        at = view.find(cell.cell_id)
         if cell.change == "insert":
-            if cell.cell_id in sources:
+            if at is not None:
                 outcome[cell.cell_id] = "the cell is in the notebook already"
             continue
-        if cell.cell_id not in sources:
+        if at is None:
             outcome[cell.cell_id] = "the cell was deleted since the proposal"
             continue
-        live = sources[cell.cell_id]
+        live = source_text(view._live(at).get("source", ""))
         if cell.change == "delete":
             if live != cell.before:
                 outcome[cell.cell_id] = "the cell changed since the proposal: deleting it would lose that"
@@ -93,38 +192,55 @@ def apply_cells(view: NotebookView, cells: list[CellProposal], summary: str) -> 
             except MergeConflict:
                 outcome[cell.cell_id] = "the cell changed since the proposal where the suggestion changes it"
                 continue
-        planned.append((cell, live))
+        planned.append((cell, at, live))
     inserts = [c for c in cells if c.change == "insert" and c.cell_id not in outcome]
-    applied = [c.cell_id for c, _ in planned] + [c.cell_id for c in inserts]
+    applied = [c.cell_id for c, _, _ in planned] + [c.cell_id for c in inserts]
     if not applied:
         return outcome, ""
+    gone = sorted(at for c, at, _ in planned if c.change == "delete")
+    anchors = {c.after_cell: view.find(c.after_cell) for c in inserts if c.after_cell}
+    count = view.cell_count
     ycells = view._cells
     with view.edit(summary, cells=applied) as record:
-        for cell, live in planned:
+        for cell, at, live in planned:
             if cell.change == "update":
-                at = order.index(cell.cell_id)
-                ycell = ycells[at]
+                ycell = view._live(at)
                 before = cell.before or ""
                 apply_hunks(ycell["source"], live, rebase(before, diff(before, cell.after or ""), live))
                 if cell.cell_type != str(ycell.get("cell_type")):  # a retype replaces the cell, as updates do
                     view._retype(at, cell.cell_type, str(ycell["source"]))
-        for cell, _ in planned:
-            if cell.change == "delete":
-                at = order.index(cell.cell_id)
-                del ycells[at]
-                order.pop(at)
+        for start, end in reversed(_runs(gone)):
+            del ycells[start:end]
+        count -= len(gone)
+        # Where each anchor is now: live anchors shifted by the deletions, then by each insertion before them.
+        deleted = {c.cell_id for c, _, _ in planned if c.change == "delete"}
+        placed = {cid: at - bisect.bisect_left(gone, at) for cid, at in anchors.items() if at is not None}
+        placed = {cid: at for cid, at in placed.items() if cid not in deleted}
         for cell in inserts:
-            if cell.after_cell and cell.after_cell in order:
-                at = order.index(cell.after_cell) + 1
+            if cell.after_cell in placed:
+                at = placed[cell.after_cell] + 1
             else:
-                at = 0 if cell.after_cell == "" else min(cell.index or 0, len(order))
+                at = 0 if cell.after_cell == "" else min(cell.index or 0, count)
             ycell = view._nb.create_ycell(
                 {**nbformat_cell(cell.cell_type, cell.after or "", dict(cell.metadata)), "id": cell.cell_id}
             )
             ycells.insert(at, ycell)
-            order.insert(at, cell.cell_id)
+            count += 1
+            placed = {cid: p + 1 if p >= at else p for cid, p in placed.items()}
+            placed[cell.cell_id] = at
     outcome.update(dict.fromkeys(applied))
     return outcome, record.serial
+
+
+def _runs(positions: list[int]) -> list[tuple[int, int]]:
+    """Sorted positions as ``[start, end)`` runs of consecutive ones (one array deletion each)."""
+    runs: list[tuple[int, int]] = []
+    for at in positions:
+        if runs and runs[-1][1] == at:
+            runs[-1] = (runs[-1][0], at + 1)
+        else:
+            runs.append((at, at + 1))
+    return runs
 
 
 def apply_text(view: TextView, before: str, after: str, summary: str) -> tuple[str | None, str]:

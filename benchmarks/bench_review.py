@@ -1,0 +1,91 @@
+"""Benchmark: review mode on notebooks of 10, 1000 and 10000 cells - a proposal, and a person's accept.
+
+A proposal (``batch_update_notebook_cells`` with ``propose=true`` on the last cell) forks the document, makes
+the edit in the fork and reads back only the cells it touched; an accept (``POST api/mcp/suggestions/<id>/
+accept``) applies them to the live room by cell id. Both should cost about the same at any size, apart from
+the fork's copy (one Rust pass over the document). Reports p50/p95 wall milliseconds of each, and the server
+process's CPU milliseconds per proposal plus accept (all its threads).
+
+python benchmarks/bench_review.py [--iterations 30] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.jupyter_process import JupyterProcess, RawSession, summary  # noqa: E402
+from tests.conftest import notebook_json  # noqa: E402
+
+SIZES = (10, 1_000, 10_000)
+
+
+def cpu_ms(pid: int) -> float:
+    """User plus system CPU of a process so far, in milliseconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--iterations", type=int, default=30)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+
+    import httpx2
+
+    results: dict[str, Any] = {}
+    with JupyterProcess() as server:
+        for size in SIZES:
+            cells = [{"cell_type": "code", "source": f"v{i} = {i}", "id": f"c{i}"} for i in range(size)]
+            (server.root / f"nb{size}.ipynb").write_text(notebook_json(cells))
+        headers = {"Authorization": f"Bearer {server.token}"}
+        async with httpx2.AsyncClient(headers=headers, timeout=120) as http:
+            raw = RawSession(http, f"{server.url}/mcp")
+            await raw.open()
+            api = f"{server.url}/api/mcp"
+            for size in SIZES:
+                path = f"nb{size}.ipynb"
+                await raw.call("get_notebook_info", path=path)  # opens the room (issue 25 times that)
+                await asyncio.sleep(3)  # its first autosave lands before the timed calls
+                proposing, accepting, cpu = [], [], []
+                for i in range(args.iterations):
+                    cpu_before = cpu_ms(server.pid)
+                    started = time.perf_counter()
+                    result = await raw.call(
+                        "batch_update_notebook_cells",
+                        path=path,
+                        propose=True,
+                        exec=False,
+                        updates=[{"cell_id": f"c{size - 1}", "content": f"v = {i}"}],
+                    )
+                    proposed = time.perf_counter()
+                    response = await http.post(f"{api}/suggestions/{result['suggestion']['id']}/accept", json={})
+                    response.raise_for_status()
+                    accepted = time.perf_counter()
+                    cpu.append(cpu_ms(server.pid) - cpu_before)
+                    proposing.append((proposed - started) * 1000)
+                    accepting.append((accepted - proposed) * 1000)
+                results[f"propose_{size}_cells"] = summary(proposing)
+                results[f"accept_{size}_cells"] = summary(accepting)
+                results[f"server_cpu_per_round_{size}_cells"] = summary(cpu)
+
+    width = max(len(name) for name in results)
+    for name, figures in results.items():
+        print(f"{name:<{width}}  p50 {figures['p50']:7.2f} ms  p95 {figures['p95']:7.2f} ms")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(asyncio.run(main()))

@@ -1,0 +1,142 @@
+"""Review mode on a big notebook: proposing and accepting cost what they change, not the notebook's size.
+
+A proposal is made in a fork and read back per touched cell; an accept applies the chosen cells by id. Neither
+may read the whole notebook on the loop every notebook and kernel shares: the first test counts whole-notebook
+reads and array accesses (they must not grow with the notebook), the second drives a 20,000-cell notebook under
+the loop monitor (tests/loopmonitor.py), which alone fails it when a step holds the loop.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import pytest
+
+from jupyter_pair_mcp.adapters.rooms import cellindex, notebook
+
+from .conftest import call_tool, notebook_json
+from .test_review import People
+from .test_scaling import Accesses, counting
+
+pytestmark = pytest.mark.usefixtures("jp_serverapp")
+
+HUGE = 20_000
+
+#: The server saves every open room when it stops: jupyter_ydoc reads cell i by index to save (O(N²), issue 25).
+SAVED_AT_SHUTDOWN = pytest.mark.loop_bound(
+    10.0, reason="saving a big room at shutdown is jupyter_ydoc's O(N²) work (issue 25)", phases=("teardown",)
+)
+
+
+@pytest.fixture
+def people(http: Any, server_root: str, jp_base_url: str, auth: dict[str, str]) -> People:
+    return People(http, f"{server_root}{jp_base_url}api/mcp", auth)
+
+
+@pytest.fixture
+def accesses(monkeypatch: pytest.MonkeyPatch) -> Accesses:
+    return counting(monkeypatch)
+
+
+class WholeReads:
+    """Counts reads of every cell at once (a snapshot, a sources list, the cells as JSON) under our code."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.n = 0
+        self.names: list[str] = []
+        for owner, name in [
+            (notebook.NotebookView, "snapshot"),
+            (notebook.NotebookView, "sources"),
+            (notebook.NotebookView, "all_cells"),
+            (cellindex, "cells_json"),
+            (notebook, "cells_json"),
+        ]:
+            original = getattr(owner, name)
+            monkeypatch.setattr(owner, name, self._counted(original, name))
+
+    def _counted(self, original: Any, name: str) -> Any:
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.n += 1
+            self.names.append(f"{name} in {sys._getframe(1).f_code.co_name}")
+            return original(*args, **kwargs)
+
+        return counted
+
+
+def big(jp_root_dir: Any, name: str, count: int) -> str:
+    cells = [{"cell_type": "code", "source": f"x = {i}", "id": f"c{i}"} for i in range(count)]
+    (jp_root_dir / name).write_text(notebook_json(cells))
+    return name
+
+
+async def _propose_and_accept(client: Any, people: People, path: str, count: int) -> list[str]:
+    """An update, an insert, a delete and a second update of the first one's cell, proposed; then accepted."""
+    last, middle = f"c{count - 1}", f"c{count // 2}"
+    made = []
+    for tool, arguments in [
+        ("batch_update_notebook_cells", {"updates": [{"cell_id": last, "content": f"x = {count - 1}  # checked"}]}),
+        ("batch_insert_notebook_cells", {"after_cell_id": middle, "cells": [{"content": "new = 1"}]}),
+        ("batch_delete_notebook_cells", {"cell_ids": [f"c{count - 2}"]}),
+        ("batch_update_notebook_cells", {"updates": [{"cell_id": last, "content": f"# first\nx = {count - 1}"}]}),
+    ]:
+        extra = {} if tool == "batch_delete_notebook_cells" else {"exec": False}
+        result = await call_tool(client, tool, path=path, propose=True, **extra, **arguments)
+        made.append(result["suggestion"]["id"])
+    for suggestion_id in made:
+        response = await people.decide(suggestion_id, "accept")
+        assert response.status_code == 200, response.text
+        assert response.json()["state"] == "accepted"
+    return made
+
+
+@SAVED_AT_SHUTDOWN
+async def test_proposing_and_accepting_do_not_read_the_whole_notebook(
+    mcp_client: Any,
+    people: People,
+    jp_root_dir: Any,
+    extension: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    accesses: Accesses,
+) -> None:
+    whole = WholeReads(monkeypatch)
+    found: dict[int, tuple[int, int]] = {}
+    for count in (50, 5_000):
+        path = big(jp_root_dir, f"review-{count}.ipynb", count)
+        async with mcp_client() as client:
+            await call_tool(client, "get_notebook_info", path=path)  # opens the room and builds its cell index
+            accesses.docs.append(extension.rooms.live_ydoc(path, "notebook"))
+            whole.n, accesses.n, accesses.steps = 0, 0, 0
+            whole.names.clear()
+            await _propose_and_accept(client, people, path, count)
+            found[count] = (whole.n, accesses.n)
+            read = await call_tool(client, "get_notebook", path=path, start_index=count - 4, end_index=count)
+        sources = [c["source"] for c in read["cells"]]
+        assert sources[-2:] == [f"x = {count - 3}", f"# first\nx = {count - 1}  # checked"], sources
+    assert found[50][0] == found[5_000][0] == 0, f"whole-notebook reads on the loop: {found} {whole.names}"
+    assert found[50][1] == found[5_000][1], f"array accesses grow with the notebook: {found}"
+
+
+@pytest.fixture
+def huge(jp_root_dir: Any, mcp_client: Any, jp_asyncio_loop: Any) -> str:
+    """A 20,000-cell notebook whose room is open (opening it is not the test's subject: issue 25's)."""
+    path = big(jp_root_dir, "huge-review.ipynb", HUGE)
+
+    async def open_room() -> None:
+        async with mcp_client() as client:
+            await call_tool(client, "get_notebook_info", path=path)  # opens the room and builds its cell index
+
+    jp_asyncio_loop.run_until_complete(open_room())
+    return path
+
+
+@pytest.mark.loop_bound(
+    10.0,
+    reason="opening and saving a big room is jupyter_ydoc's O(N²) work and our cell index's first build (issue 25)",
+    phases=("setup", "teardown"),
+)
+async def test_a_proposal_on_a_huge_notebook_keeps_the_loop_free(mcp_client: Any, people: People, huge: str) -> None:
+    async with mcp_client() as client:
+        await _propose_and_accept(client, people, huge, HUGE)
+        read = await call_tool(client, "get_notebook", path=huge, start_index=HUGE - 1, end_index=HUGE)
+    assert read["cells"][-1]["source"] == f"# first\nx = {HUGE - 1}  # checked"
