@@ -29,6 +29,7 @@ from jupyter_pair_mcp.request_state import STATE_HANDLER, STATE_USER
 from jupyter_pair_mcp.transport.asgi import TornadoASGIBridge
 from jupyter_pair_mcp.transport.ratelimit import RateLimiter
 from jupyter_pair_mcp.transport.requestbody import check as check_body
+from jupyter_pair_mcp.transport.scrub import ScrubbedLogs
 
 
 class Runner(Protocol):
@@ -79,7 +80,7 @@ def _refused_first(verb: Callable[..., Awaitable[None] | None]) -> _Verb:
 
 
 @web.stream_request_body
-class MCPHandler(APIHandler):
+class MCPHandler(ScrubbedLogs, APIHandler):
     """Serves the MCP Streamable HTTP endpoint (POST, GET, DELETE)."""
 
     auth_resource = "contents"

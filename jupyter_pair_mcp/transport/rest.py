@@ -24,6 +24,7 @@ from tornado import web
 
 from jupyter_pair_mcp.errors import Conflict, InvalidArgument, NotFound, PairMCPError, PermissionDenied, Unavailable
 from jupyter_pair_mcp.services.steering import DEFAULT_ACTIVITY_LIMIT, Person, Steering, refuse_stop
+from jupyter_pair_mcp.transport.scrub import ScrubbedLogs
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +63,7 @@ def status_of(error: PairMCPError) -> int:
     return next((status for kind, status in _STATUS if isinstance(error, kind)), 400)
 
 
-class _Handler(APIHandler):
+class _Handler(ScrubbedLogs, APIHandler):
     """Shared by the panel's handlers: the service, the person, the body, and the error boundary."""
 
     auth_resource = "contents"
