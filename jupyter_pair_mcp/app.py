@@ -194,9 +194,10 @@ class JupyterPairMCP(Limits, ExtensionApp):
 
     agent_name = Unicode(
         "",
-        help="""Name people see for MCP agents in documents' awareness and history. Empty: the name the
-        MCP client gives in its clientInfo (title, else name), or "AI agent" when it gives none.
-        Default: "".""",
+        help="""Name people see for MCP agents in documents' awareness, history and activity, after the
+        name of the Jupyter user whose credential the agent uses ("alice · <agent_name>"; the user's name is
+        left out when Jupyter knows none, as for its default token users). Empty: the name the MCP client
+        gives in its clientInfo (title, else name), or "AI agent" when it gives none. Default: "".""",
     ).tag(config=True)
 
     presence_timeout = Float(

@@ -1,12 +1,12 @@
 """Who is calling: one :class:`Actor` per MCP session, so people and history can tell agents apart.
 
-An actor is what the other collaborators see of an MCP client: the name it gave in ``clientInfo``
-(or the admin's ``agent_name``), a stable key, and the transaction origin its edits carry so its own
-edits — and only those — can be undone. In the handshake era an actor lives as long as its MCP
-session: when the session ends (DELETE, idle timeout, shutdown) every listener registered with
-:meth:`Actors.on_end` is told, so presence leaves the rooms and per-session state is dropped. The
-2026 stateless era has no session; its requests are grouped by principal and client name, and
-listeners that keep state for them must expire it by age.
+An actor is what the other collaborators see of an MCP client: whose credential it uses and the name
+it gave in ``clientInfo`` (or the admin's ``agent_name``), as in "alice · Claude Code"; a stable key;
+and the transaction origin its edits carry so its own edits — and only those — can be undone. In the
+handshake era an actor lives as long as its MCP session: when the session ends (DELETE, idle timeout,
+shutdown) every listener registered with :meth:`Actors.on_end` is told, so presence leaves the rooms
+and per-session state is dropped. The 2026 stateless era has no session; its requests are grouped by
+principal and client name, and listeners that keep state for them must expire it by age.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,12 @@ from typing import Any
 from jupyter_pair_mcp.request_state import STATE_USER
 
 log = logging.getLogger(__name__)
+
+#: Between the principal's name and the client's in an agent's name ("alice · Claude Code").
+SEPARATOR = " · "
+
+#: Jupyter's default identity provider names a token (or login) user ``uuid4().hex``, "Anonymous Io": no one's name.
+_RANDOM_ID = re.compile(r"[0-9a-f]{32}")
 
 #: Prefix of every transaction origin we write with (adapters/rooms/notebook.py uses the bare prefix).
 ORIGIN_PREFIX = "jupyter-pair-mcp"
@@ -31,11 +38,17 @@ class Actor:
     """An MCP client acting in documents."""
 
     key: str  # stable for the session (or credential + client name in the stateless era)
-    name: str  # what people see: the client's name, or the configured agent name
+    name: str  # what people see: "<person> · <client or agent_name>", or the latter alone
     client: str  # clientInfo name as sent, "" when none
     session_id: str | None  # the MCP session id, None in the stateless era
     username: str  # the Jupyter user the client authenticated as
     principal: str = ""  # the credential's fingerprint (per-principal limits count by it)
+    person: str = ""  # the name of the Jupyter user behind the credential, "" when Jupyter knows none
+
+    @property
+    def label(self) -> str:
+        """The client's part of :attr:`name` (its initials are the agent's)."""
+        return self.name.removeprefix(f"{self.person}{SEPARATOR}") if self.person else self.name
 
     @property
     def origin(self) -> str:
@@ -67,16 +80,27 @@ class Actors:
         params = getattr(connection, "client_params", None)
         info = getattr(params, "client_info", None)
         client = str(getattr(info, "title", None) or getattr(info, "name", None) or "")
-        username = _username(ctx)
+        user = _user(ctx)
+        username = str(getattr(user, "username", "") or "")
         principal = _principal(ctx) or f"user:{username}"
-        name = self.agent_name or client or "AI agent"
+        person = person_name(user)
+        label = self.agent_name or client or "AI agent"
+        name = f"{person}{SEPARATOR}{label}" if person else label
         if session_id:
             key = hashlib.sha256(f"session:{session_id}".encode()).hexdigest()[:12]
         else:
             # By credential, not username: Jupyter gives a token request without a cookie a new random
             # anonymous user each time, so a cookie-less client would be a new agent (a ghost) on every call.
             key = hashlib.sha256(f"stateless:{principal}:{client}".encode()).hexdigest()[:12]
-        actor = Actor(key=key, name=name, client=client, session_id=session_id, username=username, principal=principal)
+        actor = Actor(
+            key=key,
+            name=name,
+            client=client,
+            session_id=session_id,
+            username=username,
+            principal=principal,
+            person=person,
+        )
         if session_id and key not in self._live and connection is not None:
             self._live[key] = actor
             connection.exit_stack.callback(self._ended, actor)
@@ -89,11 +113,24 @@ class Actors:
                 listener(actor)
 
 
-def _username(ctx: Any) -> str:
+def person_name(user: Any) -> str:
+    """The name people know the Jupyter user by ("alice" on a hub), or "" when Jupyter has none for it.
+
+    Jupyter's default identity provider gives every token request (and every token login) a new random
+    user — a hex id named "Anonymous <moon>" — which names no one: an agent using it is named by its
+    client alone. Identity providers that know users (JupyterHub's, an admin's own) give their name.
+    """
+    username = str(getattr(user, "username", "") or "")
+    if not username or _RANDOM_ID.fullmatch(username):
+        return ""
+    name = str(getattr(user, "display_name", "") or getattr(user, "name", "") or username)
+    return name[:64]
+
+
+def _user(ctx: Any) -> Any:
     request = getattr(getattr(ctx, "request_context", None), "request", None) if ctx is not None else None
     state = getattr(request, "scope", {}).get("state", {}) if request is not None else {}
-    user = state.get(STATE_USER)
-    return str(getattr(user, "username", "") or "")
+    return state.get(STATE_USER)
 
 
 def _principal(ctx: Any) -> str:

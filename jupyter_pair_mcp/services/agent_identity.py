@@ -20,6 +20,7 @@ def user_id(actor: Actor) -> str:
 
 
 def display_name(actor: Actor) -> str:
+    """ "alice · Claude Code (AI agent)": stock JupyterLab shows only this, so it says what the user is."""
     return f"{actor.name} (AI agent)"
 
 
@@ -39,7 +40,7 @@ def user_state(actor: Actor) -> dict[str, Any]:
         "username": user_id(actor),
         "name": name,
         "display_name": name,
-        "initials": initials(actor.name),
+        "initials": initials(actor.label),
         "color": color(actor.key),
         "avatar_url": None,
     }
