@@ -30,6 +30,7 @@ from jupyter_pair_mcp.limits import Limits
 from jupyter_pair_mcp.protocol.subscriptions import SubscriptionManager
 from jupyter_pair_mcp.services.activity import ActivityLog
 from jupyter_pair_mcp.services.actors import Actors
+from jupyter_pair_mcp.services.audit import AuditTrail
 from jupyter_pair_mcp.services.execution import ExecutionService
 from jupyter_pair_mcp.services.forks import ForkService
 from jupyter_pair_mcp.services.history import HistoryService
@@ -286,6 +287,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
         )
         self.kernels = KernelsAdapter(self.serverapp)
         self.actors = Actors(agent_name=self.agent_name)
+        self.audit = AuditTrail(self.serverapp.event_logger)
         self.activity = ActivityLog(self.max_activity_entries)
         self.stops = Stops(max_total=self.max_stopped_agents, log=self.activity)
         self.suggestions = SuggestionService(

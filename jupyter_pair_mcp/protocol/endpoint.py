@@ -41,6 +41,7 @@ class EndpointHost(Protocol):
     stops: Any
     suggestions: Any
     subscriptions: Any
+    audit: Any
     max_output_length: int
     max_resource_length: int
     max_images_per_result: int
@@ -94,6 +95,7 @@ def build_endpoint(app: EndpointHost) -> Endpoint:
         stops=app.stops,
         suggestions=app.suggestions,
         revisions=revisions,
+        audit=app.audit,
     )
     mcp_server, tool_names = build_server(
         backends,

@@ -125,7 +125,13 @@ def build_server(
         if room_path is not None:
             stops.check(actor or backends.actors.of(ctx), room_path, name)
 
-    names = register(server, specs, groups=enabled, read_only=read_only, on_call=touch, admit=admit)
+    def audit(ctx: Any, name: str, arguments: dict[str, Any], outcome: str, error: str | None, ms: float) -> None:
+        """One audit event per write or execute call (services/audit.py)."""
+        if backends.audit is not None:
+            actor = backends.actors.of(ctx) if ctx is not None else None
+            backends.audit.tool_call(actor, name, arguments, outcome, error, ms)
+
+    names = register(server, specs, groups=enabled, read_only=read_only, on_call=touch, admit=admit, audit=audit)
     server.middleware.append(StrictArguments(server.input_schema))
     server.middleware.append(CallNotices(read_only_tools.__contains__))
     server.middleware.append(CachedToolList())

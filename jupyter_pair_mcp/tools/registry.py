@@ -14,6 +14,7 @@ import functools
 import inspect
 import logging
 import secrets
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +34,7 @@ from jupyter_pair_mcp.render import ImageLimits
 from jupyter_pair_mcp.request_state import STATE_HANDLER, STATE_USER
 from jupyter_pair_mcp.revisions import Revisions
 from jupyter_pair_mcp.services.actors import Actors
+from jupyter_pair_mcp.services.audit import error_kind
 from jupyter_pair_mcp.services.execution import ExecutionService
 
 log = logging.getLogger(__name__)
@@ -43,6 +45,8 @@ __all__ = ["GROUPS", "READ", "WRITE", "Backends", "ToolSpec", "authorize", "auth
 OnCall = Callable[[Context], "Callable[[], None] | None"]
 #: ``admit(ctx, tool name, arguments)``: raises a PairMCPError to refuse the call.
 Admit = Callable[[Context, str, dict[str, Any]], None]
+#: ``audit(ctx, tool name, arguments, outcome, error kind, milliseconds)``: told how every audited call ended.
+Audit = Callable[[Context | None, str, dict[str, Any], str, "str | None", float], None]
 
 READ = ("read", "contents")
 WRITE = ("write", "contents")
@@ -67,6 +71,7 @@ class Backends:
     stops: Any = None  # jupyter_pair_mcp.services.stops.Stops: agents people stopped, by document
     suggestions: Any = None  # jupyter_pair_mcp.services.suggestions.SuggestionService: review mode
     revisions: Revisions = field(default_factory=Revisions)
+    audit: Any = None  # jupyter_pair_mcp.services.audit.AuditTrail: write and execute calls as Jupyter events
 
 
 @dataclass(frozen=True)
@@ -84,6 +89,11 @@ class ToolSpec:
     @property
     def name(self) -> str:
         return self.fn.__name__
+
+    @property
+    def audited(self) -> bool:
+        """Whether its calls go to the audit trail: those that need write on contents or execute on kernels."""
+        return self.permission[0] in ("write", "execute")
 
     def annotations(self) -> ToolAnnotations:
         """The MCP hints, each left out where it equals the spec's default (same meaning, fewer bytes listed).
@@ -109,12 +119,14 @@ def register(
     read_only: bool,
     on_call: OnCall | None = None,
     admit: Admit | None = None,
+    audit: Audit | None = None,
 ) -> list[str]:
     """Add the tools of the enabled groups (only read-only ones when ``read_only``); return their names.
 
     ``on_call(ctx)`` runs for every authorized call (presence counts any call as the agent being active); the
     function it returns, if any, runs when the call ends, however it ends (the agent is active until then).
     ``admit(ctx, tool name, arguments)`` runs before it and refuses a call by raising (a stopped agent).
+    ``audit(...)`` is told how every call of an :attr:`ToolSpec.audited` tool ended, refusals included.
     """
     enabled = set(groups)
     names = []
@@ -122,7 +134,7 @@ def register(
         if spec.group not in enabled or (read_only and not spec.read_only):
             continue
         server.add_tool(
-            _guarded(spec, on_call, admit),
+            _guarded(spec, on_call, admit, audit if spec.audited else None),
             name=spec.name,
             description=describe(spec.fn),
             annotations=spec.annotations(),
@@ -138,29 +150,42 @@ def describe(fn: Callable[..., Any]) -> str:
 
 
 def _guarded(
-    spec: ToolSpec, on_call: OnCall | None = None, admit: Admit | None = None
+    spec: ToolSpec, on_call: OnCall | None = None, admit: Admit | None = None, audit: Audit | None = None
 ) -> Callable[..., Awaitable[Any]]:
-    """Wrap a tool: authorize first, translate errors after. Keeps the tool's signature."""
+    """Wrap a tool: authorize first, translate errors after, tell ``audit`` how it ended. Keeps the signature."""
 
     @functools.wraps(spec.fn)
     async def tool(**kwargs: Any) -> Any:
         ctx = next((v for v in kwargs.values() if isinstance(v, Context)), None)
         done: Callable[[], None] | None = None
+        started = time.perf_counter()
+        outcome: str = "error"
+        error: str | None = "cancelled"  # until the call ends otherwise
         try:
-            await authorize(ctx, *spec.permission)
-            if admit is not None and ctx is not None:
-                admit(ctx, spec.name, kwargs)
+            try:
+                await authorize(ctx, *spec.permission)
+                if admit is not None and ctx is not None:
+                    admit(ctx, spec.name, kwargs)
+            except PairMCPError as exc:
+                outcome, error = "refused", error_kind(exc)
+                raise
             if on_call is not None and ctx is not None:
                 try:
                     done = on_call(ctx)
                 except Exception:  # bookkeeping must never fail the call
                     log.exception("per-call hook failed for %s", spec.name)
-            return await spec.fn(**kwargs)
+            result = await spec.fn(**kwargs)
+            outcome, error = "ok", None
+            return result
         except PairMCPError as exc:
+            if outcome != "refused":
+                outcome, error = "error", error_kind(exc)
             raise ToolError(str(exc)) from None
         except (ToolError, MCPError):
+            outcome, error = "error", "tool_error"
             raise  # already shaped for the client (tool error or JSON-RPC error)
         except Exception:
+            outcome, error = "error", "internal"
             ref = secrets.token_hex(4)
             log.exception("MCP tool %s failed (ref %s)", spec.name, ref)
             raise ToolError(
@@ -172,6 +197,11 @@ def _guarded(
                     done()
                 except Exception:
                     log.exception("per-call end hook failed for %s", spec.name)
+            if audit is not None:
+                try:
+                    audit(ctx, spec.name, kwargs, outcome, error, 1000 * (time.perf_counter() - started))
+                except Exception:
+                    log.exception("audit hook failed for %s", spec.name)
 
     return tool
 
