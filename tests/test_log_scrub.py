@@ -37,10 +37,10 @@ class _Everything(logging.Handler):
 
 @pytest.fixture
 def logged(jp_serverapp: Any, caplog: pytest.LogCaptureFixture) -> Iterator[list[str]]:
-    """Every log line the server writes during the test (root at DEBUG, plus the ServerApp's logger)."""
+    """Every log line the server writes during the test (root at DEBUG, the ServerApp's logger, the SDK's)."""
     caplog.set_level(logging.DEBUG)
     handler = _Everything()
-    loggers = {logging.getLogger(), jp_serverapp.log, logging.getLogger("tornado.access")}
+    loggers = {logging.getLogger(), jp_serverapp.log, logging.getLogger("tornado.access"), logging.getLogger("mcp")}
     levels = {lg: lg.level for lg in loggers}
     for lg in loggers:
         lg.addHandler(handler)
