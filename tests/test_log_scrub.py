@@ -14,8 +14,9 @@ from typing import Any
 
 import httpx2
 import pytest
+from tornado import httpserver, netutil, web
 
-from jupyter_pair_mcp.transport.scrub import scrub_uri
+from jupyter_pair_mcp.transport.scrub import ScrubbedLogs, scrub_uri
 
 from .conftest import INIT_PARAMS, LEGACY_VERSION, MCP_HEADERS, open_session, rpc
 
@@ -122,3 +123,26 @@ async def test_the_panel_api_scrubs_too(
 )
 def test_scrub_uri_keeps_the_keys_and_drops_every_value(uri: str, logged_as: str) -> None:
     assert scrub_uri(uri) == logged_as
+
+
+class _Broken(ScrubbedLogs):
+    async def get(self) -> None:
+        raise RuntimeError("boom")
+
+
+async def test_an_uncaught_error_is_logged_without_the_query(
+    http: httpx2.AsyncClient, token: str, logged: list[str]
+) -> None:
+    """Tornado's own line would add ``repr(request)``, the raw URI with it (no /mcp request fails this way)."""
+    sockets = netutil.bind_sockets(0, "127.0.0.1")
+    server = httpserver.HTTPServer(web.Application([(r"/mcp", _Broken)]))
+    server.add_sockets(sockets)
+    try:
+        port = sockets[0].getsockname()[1]
+        response = await http.get(f"http://127.0.0.1:{port}/mcp?token={token}")
+        assert response.status_code == 500
+    finally:
+        server.stop()
+    text = "\n".join(logged)
+    assert "Uncaught exception GET /mcp?token=[secret]" in text
+    assert token not in text
