@@ -186,6 +186,13 @@ class Hub:
 
         return str(wait_for(ready, limit, f"{user}'s server {name!r} being ready", self.process))
 
+    def stop_server(self, user: str, name: str = "", limit: float = 60) -> None:
+        """Stop one of the user's servers and wait until the hub has it stopped (and its route removed)."""
+        self.api("DELETE", f"/users/{user}/servers/{name}" if name else f"/users/{user}/server")
+        assert self.process is not None
+        stopped = lambda: name not in self.api("GET", f"/users/{user}")["servers"]  # noqa: E731
+        wait_for(stopped, limit, f"{user}'s server {name!r} stopping", self.process)
+
     def token(self, user: str, scopes: list[str] | None = None) -> str:
         body: dict[str, Any] = {"note": "jupyter-pair-mcp tests", "expires_in": 3600}
         if scopes is not None:

@@ -22,9 +22,12 @@ from mcp.client.streamable_http import streamable_http_client
 
 from jupyter_pair_mcp.transport.hub import hub_server
 
-from .conftest import LEGACY_VERSION, MCP_HEADERS, call_tool, open_session, rpc, within
+from .conftest import LEGACY_VERSION, MCP_HEADERS, call_tool, notebook_json, open_session, rpc, tool_error, within
 from .hubserver import MISSING, Hub, proxy_installed
 from .test_resumability import COUNT, has_result, progress_call, progress_steps, read_events
+
+# Spawning a server takes 3 s on an idle machine and over 10 s on a busy one; the first test also waits for the hub.
+pytestmark = pytest.mark.timeout(300)
 
 
 @pytest.fixture(scope="module")
@@ -118,8 +121,14 @@ async def test_a_dropped_stream_resumes_through_the_proxy(hub: Hub, alice_token:
     assert seen + progress_steps(rest) == list(range(1, COUNT + 1)), "every progress event exactly once, in order"
 
 
-async def test_a_named_server_serves_its_own_endpoint(hub: Hub) -> None:
-    assert hub.start_server("alice", "second") == "/user/alice/second/"
+@pytest.fixture(scope="module")
+def second(hub: Hub) -> str:
+    """alice's named server "second": the same user, so the same home, in a process of its own."""
+    return hub.start_server("alice", "second")
+
+
+async def test_a_named_server_serves_its_own_endpoint(hub: Hub, second: str) -> None:
+    assert second == "/user/alice/second/"
     token = hub.token("alice", scopes=["access:servers!server=alice/second"])
     async with connect(f"{hub.url}/user/alice/second/mcp", token) as client:
         listed = await call_tool(client, "list_documents")
@@ -175,3 +184,86 @@ async def test_under_a_hub_the_server_logs_the_public_url(
     assert line.startswith("MCP endpoint: https://hub.example.org/user/alice/mcp ("), line
     assert "https://hub.example.org/hub/token" in line and "'access:servers!server=alice/'" in line, line
     assert token not in line and "jupyter server list" not in line
+
+
+def two_cells(a: str, b: str) -> str:
+    return notebook_json([{"cell_type": "code", "source": a, "id": "a"}, {"cell_type": "code", "source": b, "id": "b"}])
+
+
+async def test_two_servers_of_one_user_meet_only_in_the_file_and_an_agent_is_told(hub: Hub, second: str) -> None:
+    """Each server has its own collaboration room for the notebook; the file on disk is all they share.
+
+    An edit saved by one server reaches the other only as a file changed on disk: the other reloads it over
+    its room, and its agent's next edit is refused (nothing done), never answered OK and then lost.
+    """
+    path = "shared.ipynb"
+    (hub.dir / "home" / "alice" / path).write_text(two_cells("a = 0", "b = 0"))  # before any room opens it
+    token_one = hub.token("alice", scopes=["access:servers!server=alice/"])
+    token_two = hub.token("alice", scopes=["access:servers!server=alice/second"])
+    update = {"path": path, "exec": False}
+    async with (
+        connect(f"{hub.url}/user/alice/mcp", token_one) as one,
+        connect(f"{hub.url}{second}mcp", token_two) as two,
+    ):
+        for agent in (one, two):  # each server opens its own room on the file
+            assert [c["source"] for c in (await call_tool(agent, "get_notebook", path=path))["cells"]] == [
+                "a = 0",
+                "b = 0",
+            ]
+        await call_tool(one, "batch_update_notebook_cells", **update, updates=[{"cell_id": "a", "content": "a = 1"}])
+        assert (await call_tool(one, "save_notebook", path=path))["saved"] is True
+
+        # The other server's room still holds the file as it was: its agent's edit is refused, not lost.
+        message = await tool_error(
+            two, "batch_update_notebook_cells", **update, updates=[{"cell_id": "b", "content": "b = 2"}]
+        )
+        assert "changed on disk" in message and "Nothing was done" in message, message
+        read = await call_tool(two, "get_notebook", path=path)
+        assert [c["source"] for c in read["cells"]] == ["a = 1", "b = 0"], "reloaded from the file"
+        await call_tool(two, "batch_update_notebook_cells", **update, updates=[{"cell_id": "b", "content": "b = 2"}])
+        assert (await call_tool(two, "save_notebook", path=path))["saved"] is True
+
+        # And back: the first server's agent is told on its next call, and sees both edits.
+        read = await within(one.call_tool("get_notebook", {"path": path}))
+        assert not read.is_error
+        content = read.structured_content
+        assert content is not None and "changed on disk" in content.get("notice", ""), content
+        assert [c["source"] for c in content["cells"]] == ["a = 1", "b = 2"]
+
+
+async def test_a_stopped_server_is_answered_by_the_hub_and_a_restarted_one_needs_a_new_session(
+    hub: Hub, http: httpx2.AsyncClient
+) -> None:
+    """What docs/jupyterhub.md tells people a client sees when the server is stopped, and after it restarts."""
+    path = hub.start_server("bob")
+    url = f"{hub.url}{path}mcp"
+    auth = bearer(hub.token("bob", scopes=["access:servers!server=bob/"]))
+    session = await open_session(http, url, auth)
+    headers = {**MCP_HEADERS, **auth, "mcp-session-id": session, "mcp-protocol-version": LEGACY_VERSION}
+    assert (await http.post(url, json=rpc("ping"), headers=headers)).status_code == 200
+    hub.stop_server("bob")
+
+    # The proxy now routes the path to the hub itself: it refuses a POST (no _xsrf: it is no API of the hub's)
+    # with an HTML page, and redirects a GET to its "server not running" page.
+    stopped = await http.post(url, json=rpc("ping"), headers=headers)
+    assert stopped.status_code == 403 and stopped.headers["content-type"].startswith("text/html")
+    stream = await http.get(url, headers={**headers, "Accept": "text/event-stream"})
+    assert stream.status_code == 302 and stream.headers["location"].endswith(f"/hub{path}mcp"), stream.headers
+
+    hub.start_server("bob")
+    gone = await http.post(url, json=rpc("ping"), headers=headers)
+    assert gone.status_code == 404, gone.text  # the session died with the server: initialize again
+    assert await open_session(http, url, auth)
+
+
+async def test_a_stopped_named_server_is_answered_by_the_users_default_server(
+    hub: Hub, http: httpx2.AsyncClient
+) -> None:
+    """The proxy's route for /user/alice/ (her running default server) then matches /user/alice/later/ too."""
+    path = hub.start_server("alice", "later")
+    auth = bearer(hub.token("alice", scopes=["access:servers!server=alice/later"]))
+    session = await open_session(http, f"{hub.url}{path}mcp", auth)
+    hub.stop_server("alice", "later")
+    headers = {**MCP_HEADERS, **auth, "mcp-session-id": session, "mcp-protocol-version": LEGACY_VERSION}
+    stopped = await http.post(f"{hub.url}{path}mcp", json=rpc("ping"), headers=headers)
+    assert stopped.status_code == 404 and stopped.headers["content-type"].startswith("text/html")
