@@ -86,7 +86,14 @@ c.Spawner.http_timeout = 90
 c.JupyterHub.services = [{{"name": "tests", "api_token": "{admin_token}"}}]
 c.JupyterHub.load_roles = [
     {{"name": "tests", "scopes": ["admin:users", "admin:servers", "tokens"], "services": ["tests"]}},
+    {{"name": "user", "scopes": ["self", "custom:mcp:execute!user"]}},
 ]
+# docs/jupyterhub.md's scopes: a token made with fewer of them is limited on the servers (HubScopesAuthorizer).
+c.JupyterHub.custom_scopes = {{
+    "custom:mcp:read": {{"description": "Read"}},
+    "custom:mcp:write": {{"description": "Read and edit", "subscopes": ["custom:mcp:read"]}},
+    "custom:mcp:execute": {{"description": "Read, edit and run code", "subscopes": ["custom:mcp:write"]}},
+}}
 """
 
 # Each single-user server: our extension (from this checkout: PYTHONPATH) with the test-only tools, and the
@@ -94,6 +101,7 @@ c.JupyterHub.load_roles = [
 SERVER_CONFIG = {
     "ServerApp": {
         "allow_root": True,  # the tests may run as root (containers); the servers are ours alone
+        "authorizer_class": "jupyter_pair_mcp.transport.hubscopes.HubScopesAuthorizer",
         "jpserver_extensions": {"jupyter_pair_mcp": True, "jupyter_server_ydoc": True, "jupyter_server_fileid": True},
     },
     "YDocExtension": {"document_save_delay": 0.1},

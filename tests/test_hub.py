@@ -21,6 +21,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from jupyter_pair_mcp.transport.hub import hub_server
+from jupyter_pair_mcp.transport.hubscopes import token_actions
 
 from .conftest import LEGACY_VERSION, MCP_HEADERS, call_tool, notebook_json, open_session, rpc, tool_error, within
 from .hubserver import MISSING, Hub, proxy_installed
@@ -267,3 +268,56 @@ async def test_a_stopped_named_server_is_answered_by_the_users_default_server(
     headers = {**MCP_HEADERS, **auth, "mcp-session-id": session, "mcp-protocol-version": LEGACY_VERSION}
     stopped = await http.post(f"{hub.url}{path}mcp", json=rpc("ping"), headers=headers)
     assert stopped.status_code == 404 and stopped.headers["content-type"].startswith("text/html")
+
+
+async def test_custom_mcp_scopes_limit_a_token_to_reading_writing_or_running_code(
+    hub: Hub, http: httpx2.AsyncClient
+) -> None:
+    """docs/jupyterhub.md's worked configuration: the hub defines custom:mcp:read|write|execute and gives every
+    user execute on their own servers; a token made with less is limited, on the MCP endpoint and on Jupyter's
+    own API alike (HubScopesAuthorizer); a token with none of them is not."""
+    path = "scoped.ipynb"
+    (hub.dir / "home" / "alice" / path).write_text(two_cells("a = 0", "b = 0"))
+    url = f"{hub.url}/user/alice/mcp"
+    edit = {"path": path, "exec": False, "updates": [{"cell_id": "a", "content": "a = 1"}]}
+    run = {"path": path, "code": "print(6 * 7)"}
+
+    def token(scope: str) -> str:
+        return hub.token("alice", ["access:servers!server=alice/", scope])
+
+    reader = token("custom:mcp:read!user=alice")
+    async with connect(url, reader) as agent:
+        read = await call_tool(agent, "get_notebook", path=path)
+        assert [c["source"] for c in read["cells"]] == ["a = 0", "b = 0"]
+        assert "not authorized to write" in await tool_error(agent, "batch_update_notebook_cells", **edit)
+        assert "not authorized to execute" in await tool_error(agent, "execute_code", **run)
+    written = await http.put(
+        f"{hub.url}/user/alice/api/contents/other.txt",
+        json={"type": "file", "format": "text", "content": "x"},
+        headers=bearer(reader),
+    )
+    assert written.status_code == 403, "a read-only token cannot write through Jupyter's own API either"
+
+    async with connect(url, token("custom:mcp:write!server=alice/")) as agent:
+        await call_tool(agent, "batch_update_notebook_cells", **edit)
+        assert "not authorized to execute" in await tool_error(agent, "execute_code", **run)
+
+    async with connect(url, token("custom:mcp:execute!user=alice")) as agent:
+        ran = await within(agent.call_tool("execute_code", run), 90)
+        assert not ran.is_error, ran.content
+        assert "42" in str(ran.structured_content)
+
+    # Scoped to another server only: nothing here. No custom:mcp scope at all: not limited (alice_token's tests).
+    body = rpc("initialize", {"protocolVersion": LEGACY_VERSION, "capabilities": {}, "clientInfo": {"name": "x"}})
+    elsewhere = bearer(token("custom:mcp:execute!server=alice/second"))
+    assert (await http.post(url, json=body, headers={**MCP_HEADERS, **elsewhere})).status_code == 403
+
+
+def test_which_custom_mcp_scopes_count_on_this_server() -> None:
+    env = {**HUB_ENV, "JUPYTERHUB_SERVER_NAME": "gpu", "JUPYTERHUB_SERVICE_PREFIX": "/user/alice/gpu/"}
+    assert token_actions(["access:servers!server=alice/gpu", "read:users"], env) is None  # not limited
+    assert token_actions(["custom:mcp:read"], env) == {"read"}
+    assert token_actions(["custom:mcp:read", "custom:mcp:write!server=alice/gpu"], env) == {"read", "write"}
+    assert token_actions(["custom:mcp:execute!user=alice"], env) == {"read", "write", "execute"}
+    assert token_actions(["custom:mcp:execute!server=alice/", "custom:mcp:write!user=bob"], env) == set()
+    assert token_actions(["custom:mcp:everything", "custom:mcpx:read"], env) is None  # not ours
