@@ -61,7 +61,21 @@ def wait_for(predicate: Callable[[], Any], limit: float, what: str, process: sub
 
 
 CONFIG = """\
+import os
+
 c = get_config()  # noqa: F821
+
+
+def named_servers_apart(spawner):
+    # docs/jupyterhub.md's setting (here for the server named "apart" only: the other named servers of the
+    # tests share their user's home, to show what happens then): a named server in a directory of its own.
+    if spawner.name == "apart":
+        root = os.path.join(spawner.home_dir, "servers", spawner.name)
+        os.makedirs(root, exist_ok=True)
+        spawner.notebook_dir = root
+
+
+c.Spawner.pre_spawn_hook = named_servers_apart
 c.JupyterHub.ip = "127.0.0.1"
 c.JupyterHub.port = {proxy_port}
 c.JupyterHub.hub_ip = "127.0.0.1"
@@ -79,6 +93,7 @@ c.Authenticator.allow_all = True
 c.JupyterHub.spawner_class = "simple"
 c.SimpleLocalProcessSpawner.home_dir_template = "{dir}/home/{{username}}"
 c.Spawner.cmd = ["{singleuser}"]
+c.Spawner.args = ["--ServerApp.authorizer_class=jupyter_pair_mcp.transport.hubscopes.HubScopesAuthorizer"]
 c.Spawner.environment = {environment}
 c.Spawner.popen_kwargs = {{"start_new_session": False}}
 c.Spawner.start_timeout = 90
@@ -101,7 +116,6 @@ c.JupyterHub.custom_scopes = {{
 SERVER_CONFIG = {
     "ServerApp": {
         "allow_root": True,  # the tests may run as root (containers); the servers are ours alone
-        "authorizer_class": "jupyter_pair_mcp.transport.hubscopes.HubScopesAuthorizer",
         "jpserver_extensions": {"jupyter_pair_mcp": True, "jupyter_server_ydoc": True, "jupyter_server_fileid": True},
     },
     "YDocExtension": {"document_save_delay": 0.1},

@@ -232,6 +232,16 @@ async def test_two_servers_of_one_user_meet_only_in_the_file_and_an_agent_is_tol
         assert [c["source"] for c in content["cells"]] == ["a = 1", "b = 2"]
 
 
+async def test_a_named_server_in_a_directory_of_its_own_opens_no_file_of_another_server(hub: Hub) -> None:
+    """The setting docs/jupyterhub.md gives against the hazard above: each named server its own directory."""
+    path = hub.start_server("alice", "apart")
+    (hub.dir / "home" / "alice" / "servers" / "apart" / "own.ipynb").write_text(two_cells("x = 0", "y = 0"))
+    (hub.dir / "home" / "alice" / "in-home.ipynb").write_text(two_cells("x = 0", "y = 0"))
+    async with connect(f"{hub.url}{path}mcp", hub.token("alice", ["access:servers!server=alice/apart"])) as agent:
+        listed = await call_tool(agent, "list_documents")
+        assert "in-home.ipynb" not in str(listed) and "own.ipynb" in str(listed), listed
+
+
 async def test_a_stopped_server_is_answered_by_the_hub_and_a_restarted_one_needs_a_new_session(
     hub: Hub, http: httpx2.AsyncClient
 ) -> None:
