@@ -73,6 +73,9 @@ def named_servers_apart(spawner):
         root = os.path.join(spawner.home_dir, "servers", spawner.name)
         os.makedirs(root, exist_ok=True)
         spawner.notebook_dir = root
+    # docs/jupyterhub.md's "off for everyone", here for carol only.
+    if spawner.user.name == "carol":
+        spawner.args = [*spawner.args, "--ServerApp.jpserver_extensions=jupyter_pair_mcp=False"]
 
 
 c.Spawner.pre_spawn_hook = named_servers_apart

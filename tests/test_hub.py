@@ -242,6 +242,17 @@ async def test_a_named_server_in_a_directory_of_its_own_opens_no_file_of_another
         assert "in-home.ipynb" not in str(listed) and "own.ipynb" in str(listed), listed
 
 
+async def test_a_command_line_option_from_the_hub_turns_the_extension_off(hub: Hub, http: httpx2.AsyncClient) -> None:
+    """docs/jupyterhub.md's "off for everyone": Spawner.args beat every configuration file (the package's own)."""
+    hub.create_users("carol")
+    path = hub.start_server("carol")
+    auth = bearer(hub.token("carol", scopes=["access:servers!server=carol/"]))
+    assert (await http.get(f"{hub.url}{path}api/status", headers=auth)).status_code == 200  # the server runs
+    refused = await http.post(f"{hub.url}{path}mcp", json=rpc("ping"), headers={**MCP_HEADERS, **auth})
+    assert refused.status_code == 404
+    assert "MCP endpoint: http://127.0.0.1:" in hub.log() and f"MCP endpoint: {hub.url}/user/carol/" not in hub.log()
+
+
 async def test_a_stopped_server_is_answered_by_the_hub_and_a_restarted_one_needs_a_new_session(
     hub: Hub, http: httpx2.AsyncClient
 ) -> None:
