@@ -6,7 +6,8 @@ runs as one process group started by the test: ``SimpleLocalProcessSpawner`` (ev
 OS user, with a home under the test's directory) starts ``jupyterhub-singleuser`` in the hub's own process
 group (JupyterHub starts each in a new session by default, which no process-group kill would reach), so
 stopping the hub, and killing its group if it does not stop in time, leaves no server behind. The proxy
-starts in its own session: its pid is read from its pid file and it is killed too.
+starts in its own session: its pid is read from its pid file and it is killed too. A test process that dies
+without its teardown takes the hub down with it (the hub gets SIGTERM, and stops its servers and proxy).
 
 Everything the hub and the servers write (database, cookie secret, homes, logs) is under one directory.
 The admin API token is a service's, with the role it needs to create users, start servers and make tokens.
@@ -15,6 +16,7 @@ The admin API token is a service's, with the role it needs to create users, star
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import secrets
@@ -33,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 NODE_BIN = ROOT / "conformance" / "node_modules" / ".bin"
 PROXY = NODE_BIN / "configurable-http-proxy"
 NODE = NODE_BIN / "node"
+PR_SET_PDEATHSIG = 1  # prctl(2)
 MISSING = "configurable-http-proxy not installed: run 'npm ci --prefix conformance'"
 
 
@@ -182,6 +185,7 @@ class Hub:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=_stop_with_the_tests,
             )
         wait_for(self._answers, 60, "hub API answering through the proxy", self.process)
         self.startup_seconds = time.monotonic() - started
@@ -246,6 +250,13 @@ class Hub:
         with contextlib.suppress(OSError, ValueError):
             return int((self.dir / "proxy.pid").read_text().strip())
         return None
+
+
+def _stop_with_the_tests() -> None:
+    """In the hub's process before it starts: SIGTERM when the test process dies without its teardown (the
+    session watchdog's ``os._exit``, a kill), so the hub still stops its servers and its proxy (Linux)."""
+    if sys.platform == "linux":
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def _is_proxy(pid: int) -> bool:
