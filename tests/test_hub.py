@@ -89,6 +89,12 @@ async def test_another_users_token_is_refused_and_told_why(hub: Hub, http: httpx
     assert missing.status_code == 401, missing.text
     assert "/hub/token" in missing.json()["message"]
     assert "jupyter server list" not in missing.json()["message"]  # the server's own token is no use here
+    # Headers only: JupyterHub 5+ ignores a token in the URL (docs/jupyterhub.md), and takes "token <token>" too.
+    alice = hub.token("alice", scopes=["access:servers!server=alice/"])
+    in_url = await http.post(f"{url}?token={alice}", json=body, headers=MCP_HEADERS)
+    assert in_url.status_code == 401, in_url.text
+    other_scheme = await http.post(url, json=body, headers={**MCP_HEADERS, "Authorization": f"token {alice}"})
+    assert other_scheme.status_code == 200, other_scheme.text
 
 
 async def test_progress_notifications_stream_through_the_proxy(hub: Hub, alice_token: str) -> None:
