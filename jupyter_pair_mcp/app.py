@@ -40,6 +40,7 @@ from jupyter_pair_mcp.services.stops import Stops
 from jupyter_pair_mcp.services.suggestions import SuggestionService
 from jupyter_pair_mcp.transport.exitguard import install as install_exit_guard
 from jupyter_pair_mcp.transport.handlers import MCPHandler
+from jupyter_pair_mcp.transport.hub import hub_server
 from jupyter_pair_mcp.transport.ratelimit import RateLimiter
 from jupyter_pair_mcp.transport.rest import handlers as rest_handlers
 from jupyter_pair_mcp.transport.review import handlers as review_handlers
@@ -410,12 +411,16 @@ class JupyterPairMCP(Limits, ExtensionApp):
             return  # not loaded (initialize_settings said why): nothing to start
         self.rooms.configure_ystore()  # every extension is loaded now; no room is open yet
         await self.endpoint()
-        self.log.info(
-            "MCP endpoint: %s (%d tools) - connect an MCP client with the header "
-            "'Authorization: Bearer <your Jupyter token>' ('jupyter server list' shows the token)",
-            self.mcp_url,
-            len(self.tool_names),
-        )
+        hub = hub_server()
+        if hub is not None:  # the internal address and the server's own token are no use to a hub's user
+            self.log.info("%s", hub.startup_line(len(self.tool_names)))
+        else:
+            self.log.info(
+                "MCP endpoint: %s (%d tools) - connect an MCP client with the header "
+                "'Authorization: Bearer <your Jupyter token>' ('jupyter server list' shows the token)",
+                self.mcp_url,
+                len(self.tool_names),
+            )
         if not labextension_found(Path(__file__).parent, jupyter_path("labextensions")):
             self.log.info(
                 "JupyterLab UI of jupyter-pair-mcp is not built: the MCP endpoint works, but JupyterLab shows "

@@ -2,7 +2,8 @@
 # Install everything the tests need from the project's own files, then run every check:
 # ruff (lint + format), mypy (strict), the JupyterLab extension's build, lint (eslint, prettier,
 # stylelint) and jest tests (npm), and pytest (unit, integration against real Jupyter servers, the
-# official MCP conformance suite from npm, and browser tests in Debian's headless Chromium, which is
+# official MCP conformance suite from npm, a real JupyterHub with its proxy from npm, and browser tests in
+# Debian's headless Chromium, which is
 # installed from the system package manager when missing). Fails when any of them fails.
 # Each step announces itself (pip shows its own progress); the tests take about 8-10 minutes on 2 cores.
 set -euo pipefail
@@ -12,7 +13,7 @@ step() { printf '\n==> %s\n' "$*"; }
 
 step "1/7 installing the package and its test extra (pip; builds the JupyterLab extension when Node is there)"
 python -m pip install --disable-pip-version-check -e ".[test]"
-step "2/7 installing the MCP conformance suite (npm)"
+step "2/7 installing the MCP conformance suite and JupyterHub's configurable-http-proxy (npm)"
 npm ci --prefix conformance --no-audit --no-fund --loglevel=error
 step "3/7 installing headless Chromium for the browser tests (apt, when missing)"
 bash scripts/install_browser.sh

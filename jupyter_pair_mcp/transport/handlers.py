@@ -27,6 +27,7 @@ from tornado import web
 
 from jupyter_pair_mcp.request_state import STATE_HANDLER, STATE_USER
 from jupyter_pair_mcp.transport.asgi import TornadoASGIBridge
+from jupyter_pair_mcp.transport.hub import hub_server, hub_user_refused
 from jupyter_pair_mcp.transport.ratelimit import RateLimiter
 from jupyter_pair_mcp.transport.requestbody import check as check_body
 from jupyter_pair_mcp.transport.scrub import ScrubbedLogs
@@ -114,6 +115,15 @@ class MCPHandler(ScrubbedLogs, APIHandler):
             self._close_connection = True
             raise
 
+    async def _unauthenticated(self) -> web.HTTPError:
+        """401 saying how to authenticate; under JupyterHub, with a hub token, and 403 for another user's."""
+        hub = hub_server()
+        if hub is None:
+            return web.HTTPError(401, UNAUTHENTICATED)
+        if await hub_user_refused(self):
+            return web.HTTPError(403, hub.forbidden)
+        return web.HTTPError(401, hub.unauthenticated)
+
     def _body_bounded(self) -> bool:
         headers = self.request.headers
         if "chunked" in headers.get("Transfer-Encoding", "").lower():
@@ -132,10 +142,10 @@ class MCPHandler(ScrubbedLogs, APIHandler):
             # A POST without credentials fails Jupyter's XSRF check ("'_xsrf' argument missing"), which
             # tells an MCP client nothing: no credentials (or a wrong token) is a 401 it understands.
             if exc.status_code == 403 and self.current_user is None and self.check_host():
-                raise web.HTTPError(401, UNAUTHENTICATED) from None
+                raise await self._unauthenticated() from None
             raise
         if self.current_user is None:
-            raise web.HTTPError(401, UNAUTHENTICATED)
+            raise await self._unauthenticated()
         limiter = self.extension.rate_limiter
         if limiter is not None:
             wait, first = limiter.acquire(self._principal())
