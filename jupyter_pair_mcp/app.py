@@ -345,6 +345,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
             )
         self._endpoint: Endpoint | None = None
         self._building: asyncio.Future[None] | None = None
+        self._stopping: asyncio.Future[None] | None = None
         with contextlib.suppress(RuntimeError):
             # Under a running loop (embedded servers, tests) the start hook may never run: configure the
             # YStore as soon as every extension has loaded, before any room can open.
@@ -419,6 +420,14 @@ class JupyterPairMCP(Limits, ExtensionApp):
             )
 
     async def stop_extension(self) -> None:
+        """Stop once, however often the server is told to stop (a second Ctrl+C or signal runs the server's
+        cleanup again, concurrently): every call waits for the first stop to end, never starts another."""
+        if getattr(self, "_stopping", None) is None:
+            self._stopping = asyncio.ensure_future(self._stop())
+        assert self._stopping is not None
+        await asyncio.shield(self._stopping)
+
+    async def _stop(self) -> None:
         """Stop serving, then write every open document with changes not on disk yet, then close; all of it
         within ``shutdown_timeout`` seconds.
 

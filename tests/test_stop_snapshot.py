@@ -45,8 +45,13 @@ def cells(minor: int = 5) -> list[dict[str, Any]]:
         },
         {"cell_type": "code", "id": "code-2", "source": "", "execution_count": None, "metadata": {}, "outputs": []},
         {"cell_type": "markdown", "id": "md-1", "source": "# Title\n\n*text* ünïcode ✓", "metadata": {}},
-        {"cell_type": "markdown", "id": "md-2", "source": "![x](attachment:x.png)", "metadata": {},
-         "attachments": {"x.png": {"image/png": "iVBORw0KGgo="}}},
+        {
+            "cell_type": "markdown",
+            "id": "md-2",
+            "source": "![x](attachment:x.png)",
+            "metadata": {},
+            "attachments": {"x.png": {"image/png": "iVBORw0KGgo="}},
+        },
         {"cell_type": "raw", "id": "raw-1", "source": "raw text", "metadata": {"format": "text/plain"}},
     ]
     if minor <= 4:

@@ -177,4 +177,4 @@ async def save_unsaved(
         done |= more
     for task in writing:  # left running: a write under way may still finish before the loop ends
         log.error("Could not save %s before the server stopped: writing it took too long", tasks[task])
-    return [room_id for task in done if (room_id := task.result()) is not None]
+    return [written for task in done if (written := task.result()) is not None]
