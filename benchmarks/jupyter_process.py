@@ -93,6 +93,12 @@ class JupyterProcess:
         )
         env = {
             **inherited,
+            # A relative entry (``PYTHONPATH=.`` to test a checkout) would resolve against the server's cwd.
+            **(
+                {"PYTHONPATH": os.pathsep.join(map(os.path.abspath, inherited["PYTHONPATH"].split(os.pathsep)))}
+                if inherited.get("PYTHONPATH")
+                else {}
+            ),
             "JUPYTER_CONFIG_DIR": str(self._tmp / "config"),
             "JUPYTER_DATA_DIR": str(self._tmp / "data"),
             "JUPYTER_RUNTIME_DIR": str(self._tmp / "runtime"),

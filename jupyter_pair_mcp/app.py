@@ -63,11 +63,6 @@ def labextension_found(package_dir: Path, data_paths: list[str]) -> bool:
     return any((Path(path) / LABEXTENSION / "package.json").is_file() for path in data_paths)
 
 
-#: Seconds the stop may spend writing open documents' unsaved changes (each write is shielded: a bound hit
-#: abandons the rooms still waiting, never a file half written).
-SAVE_AT_STOP_TIMEOUT = 30.0
-
-
 class JupyterPairMCP(Limits, ExtensionApp):
     """Serves a Model Context Protocol endpoint at ``{base_url}mcp`` on the Jupyter server."""
 
@@ -120,8 +115,11 @@ class JupyterPairMCP(Limits, ExtensionApp):
 
     shutdown_timeout = Float(
         5.0,
-        help="""Seconds the server waits at shutdown for MCP sessions and streams to close before
-        cancelling them. Default: 5.""",
+        help="""Seconds the extension's part of a server stop takes: every MCP session, stream and
+        call in flight is ended (within half of it), then every open document with changes not on
+        disk yet is written, big notebooks included. A document still being written when it runs out
+        is waited for, up to 30 s more, with a warning naming it: an edit lost is worse than a late
+        stop. Default: 5.""",
     ).tag(config=True)
 
     allow_symlinks_outside_root = Bool(
@@ -351,6 +349,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
             )
         self._endpoint: Endpoint | None = None
         self._building: asyncio.Future[None] | None = None
+        self._stopping: asyncio.Future[None] | None = None
         with contextlib.suppress(RuntimeError):
             # Under a running loop (embedded servers, tests) the start hook may never run: configure the
             # YStore as soon as every extension has loaded, before any room can open.
@@ -429,28 +428,50 @@ class JupyterPairMCP(Limits, ExtensionApp):
             )
 
     async def stop_extension(self) -> None:
-        """Stop serving, then write every open document with changes not on disk yet, then close.
+        """Stop once, however often the server is told to stop (a second Ctrl+C or signal runs the server's
+        cleanup again, concurrently): every call waits for the first stop to end, never starts another."""
+        if getattr(self, "_stopping", None) is None:
+            self._stopping = asyncio.ensure_future(self._stop())
+        assert self._stopping is not None
+        await asyncio.shield(self._stopping)
+
+    async def _stop(self) -> None:
+        """Stop serving, then write every open document with changes not on disk yet, then close; all of it
+        within ``shutdown_timeout`` seconds.
 
         The server stops the extensions concurrently and then ends its loop; a room's autosave still
         waiting out its ``document_save_delay`` would never run, losing edits the tools reported as
         applied. So the rooms are noted here before our first ``await`` (jupyter_server_ydoc's own stop
-        runs alongside), the endpoint stops (no new edits; calls in flight finish), and the rooms that
-        had a save pending, or changed meanwhile, are written.
+        runs alongside), the endpoint stops (every session, stream and call in flight ends: its edits
+        are in the rooms already), and the rooms that had a save pending, or changed meanwhile, are
+        written. Ending the sessions gets at most half the budget, so the writes always get the other.
         """
         if self._tool_groups_refused:
             return  # not loaded (initialize_settings said why): nothing to stop
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        deadline = started + self.shutdown_timeout
         unsaved = self.rooms.unsaved()
+        saved: list[str] = []
         try:
+            ending = started + self.shutdown_timeout / 2
             if self._building is not None and not self._building.done():
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(asyncio.shield(self._building), self.shutdown_timeout)
+                    await asyncio.wait_for(asyncio.shield(self._building), max(0.0, ending - loop.time()))
             if self._endpoint is not None:
-                await self._endpoint.runner.stop()
+                await self._endpoint.runner.stop(max(0.0, ending - loop.time()))
+            self.log.debug("MCP sessions ended in %.2f s", loop.time() - started)
         finally:  # whatever went wrong stopping the endpoint, the documents are written
-            await self.rooms.save_unsaved(unsaved, timeout=SAVE_AT_STOP_TIMEOUT)
+            saved = await self.rooms.save_unsaved(unsaved, timeout=max(0.0, deadline - loop.time()))
+        self.log.debug("Open documents written after %.2f s", loop.time() - started)
         await self.subscriptions.close()
         await self.kernels.close()
         await self.suggestions.close()
         await self.forks.close()
         await self.presence.close()
         await self.rooms.close()
+        self.log.info(
+            "MCP endpoint stopped in %.1f s; %d open document(s) with unsaved changes written",
+            loop.time() - started,
+            len(saved),
+        )

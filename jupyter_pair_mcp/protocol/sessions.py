@@ -131,16 +131,17 @@ class ManagerRunner:
         await self.ensure_started()
         await self.manager.handle_request(scope, receive, send)
 
-    async def stop(self) -> None:
-        """End every session and stream; never waits longer than ``shutdown_timeout``."""
+    async def stop(self, timeout: float | None = None) -> None:
+        """End every session and stream; never waits longer than ``timeout`` (default ``shutdown_timeout``)."""
         task = self._task
         if task is None or task.done():
             return
         self._stop.set()
+        bound = self.shutdown_timeout if timeout is None else timeout
         try:
-            await asyncio.wait_for(asyncio.shield(task), self.shutdown_timeout)
+            await asyncio.wait_for(asyncio.shield(task), bound)
         except TimeoutError:
-            log.warning("MCP session manager did not stop within %.1fs; cancelling it", self.shutdown_timeout)
+            log.warning("MCP session manager did not stop within %.1fs; cancelling it", bound)
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task

@@ -22,6 +22,7 @@ from typing import Any
 
 from tornado.web import HTTPError
 
+from jupyter_pair_mcp.adapters.rooms.snapshot import document_content
 from jupyter_pair_mcp.errors import Conflict, NotFound, PermissionDenied, Unavailable
 
 log = logging.getLogger(__name__)
@@ -29,6 +30,10 @@ log = logging.getLogger(__name__)
 #: Seconds a save waits for a load of the room's file (its first load, or a reload after an out-of-band
 #: change) to finish: the content written must be what the room holds after it.
 LOAD_WAIT = 30.0
+
+#: Seconds the stop waits on, past its own time, for documents still being written: a hung disk must not
+#: hold the stop forever, but a big notebook on a slow one must not lose its edits for a prompt stop.
+SAVE_OVERRUN = 30.0
 
 
 def save_pending(room: Any) -> bool:
@@ -49,14 +54,10 @@ async def write_room(room: Any, path: str) -> None:
     gone, :class:`PermissionDenied` when it is read-only, :class:`Unavailable` for anything else.
     """
     lock = room._update_lock
-    try:
-        await asyncio.wait_for(lock.acquire(), LOAD_WAIT)
+    try:  # after any load: what people and agents see now (a notebook read in linear time, see snapshot.py)
+        content = await document_content(room._document, lock, LOAD_WAIT)
     except TimeoutError:
         raise Unavailable(f"{path!r} is still being loaded from disk; retry in a moment") from None
-    try:
-        content = room._document.get()  # after any load: what people and agents see now
-    finally:
-        lock.release()
     pending = getattr(room, "_saving_document", None)
     if pending is not None and not pending.done():
         pending.cancel()  # it would write what we are writing now; a write already under way completes first
@@ -108,20 +109,33 @@ class Unsaved:
 
 
 def unsaved(rooms: dict[str, Any]) -> Unsaved:
-    """Take note (synchronously: before any other extension's stop runs) of the document rooms and their state."""
+    """Take note (synchronously: before any other extension's stop runs) of the document rooms and their state.
+
+    A room's pending autosave is cancelled here: :func:`save_unsaved` writes that room, and the autosave
+    would read the whole document on the loop first (``YNotebook.aget``: seconds for a big notebook),
+    delaying the stop's own writes. A write already under way is shielded by the loader and completes.
+    """
     noted = {}
     for room_id, room in list(rooms.items()):
         if is_document_room(room) and getattr(room, "ready", False):
-            noted[room_id] = (room, bytes(room.ydoc.get_state()), save_pending(room))
+            pending = save_pending(room)
+            noted[room_id] = (room, bytes(room.ydoc.get_state()), pending)
+            if pending:
+                room._saving_document.cancel()
     return Unsaved(noted)
 
 
-async def save_unsaved(before: Unsaved, rooms: dict[str, Any], timeout: float) -> list[str]:
+async def save_unsaved(
+    before: Unsaved, rooms: dict[str, Any], timeout: float, overrun: float = SAVE_OVERRUN
+) -> list[str]:
     """Write every room that had a save pending when the stop began, or changed since; return their room ids.
 
     A room nobody changed is not written (its file keeps its exact bytes). Failures are logged, not
-    raised: the server is stopping and every other room still gets its chance. Bounded by ``timeout``;
-    each write is shielded by the loader, so a bound hit abandons waiting rooms, never a half-written file.
+    raised: the server is stopping and every other room still gets its chance. Rooms are written
+    concurrently (each reads its notebook in linear time and converts it in a worker thread, see
+    snapshot.py), within ``timeout``; rooms still being written then are waited for up to ``overrun``
+    seconds more (a warning names them), and any still unwritten after that are named in an error. A
+    write under way is never interrupted (the loader shields it): no file is left half written.
     """
     candidates = dict(before.rooms)
     for room_id, room in list(rooms.items()):
@@ -133,10 +147,13 @@ async def save_unsaved(before: Unsaved, rooms: dict[str, Any], timeout: float) -
         if pending or (state and bytes(room.ydoc.get_state()) != state)
     ]
 
-    async def save(room_id: str, room: Any) -> str | None:
-        path = room_id
+    def path_of(room_id: str, room: Any) -> str:
         with contextlib.suppress(Exception):  # the file id may be gone with the file
-            path = str(room._file.path)
+            return str(room._file.path)
+        return room_id
+
+    async def save(room_id: str, room: Any) -> str | None:
+        path = path_of(room_id, room)
         try:
             await write_room(room, path)
         except Exception as exc:
@@ -145,9 +162,19 @@ async def save_unsaved(before: Unsaved, rooms: dict[str, Any], timeout: float) -
         log.info("Saved %s before the server stopped", path)
         return room_id
 
-    try:
-        done = await asyncio.wait_for(asyncio.gather(*(save(room_id, room) for room_id, room in due)), timeout)
-    except TimeoutError:
-        log.error("Saving open documents before the server stopped took longer than %s s", timeout)
+    if not due:
         return []
-    return [room_id for room_id in done if room_id is not None]
+    tasks = {asyncio.ensure_future(save(room_id, room)): path_of(room_id, room) for room_id, room in due}
+    done, writing = await asyncio.wait(tasks, timeout=timeout)
+    if writing:  # an edit lost is worse than a late stop: wait on, bounded by the overrun
+        log.warning(
+            "Still writing %s when the stop's time (JupyterPairMCP.shutdown_timeout) ran out; waiting up to %.0f s "
+            "more for them",
+            ", ".join(sorted(tasks[task] for task in writing)),
+            overrun,
+        )
+        more, writing = await asyncio.wait(writing, timeout=overrun)
+        done |= more
+    for task in writing:  # left running: a write under way may still finish before the loop ends
+        log.error("Could not save %s before the server stopped: writing it took too long", tasks[task])
+    return [written for task in done if (written := task.result()) is not None]
