@@ -16,6 +16,7 @@ Hierarchy::
     │   └── AgentStopped        a person stopped this agent in the document (until they allow it again)
     ├── Conflict                the document changed since the agent read it
     └── Unavailable             a backend the tool needs is not running (collaboration, kernels)
+        └── KernelGatewayError      the kernel gateway the server uses (--gateway-url) failed or is down
 """
 
 from __future__ import annotations
@@ -67,3 +68,10 @@ class Unavailable(PairMCPError):
     """A server component the tool depends on is not enabled or not running."""
 
     kind = "unavailable"
+
+
+class KernelGatewayError(Unavailable):
+    """The kernel gateway the server hands kernels to (``--gateway-url``) is down, unreachable or refused: the
+    message names it (host and port only) and what to check."""
+
+    kind = "kernel_gateway"

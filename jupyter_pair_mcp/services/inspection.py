@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jupyter_pair_mcp.adapters.kernels.adapter import Execution, KernelsAdapter, drain
-from jupyter_pair_mcp.adapters.kernels.messages import receive
+from jupyter_pair_mcp.adapters.kernels.messages import receive, send
 from jupyter_pair_mcp.errors import InvalidArgument, NotFound, Unavailable
 from jupyter_pair_mcp.render import cut
 
@@ -329,7 +329,7 @@ class KernelInspector:
         deadline = time.monotonic() + self.timeout
         async with lock:
             message = client.session.msg(msg_type, content)
-            client.control_channel.send(message)
+            send(client, "control", message)
             while (left := deadline - time.monotonic()) > 0:
                 reply = await receive(client.control_channel, min(left, 0.5))
                 if reply is not None and reply.get("parent_header", {}).get("msg_id") == message["header"]["msg_id"]:

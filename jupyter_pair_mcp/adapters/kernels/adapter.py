@@ -27,6 +27,7 @@ from jupyter_client.session import Session
 from jupyter_core.utils import ensure_async
 
 from jupyter_pair_mcp.adapters.kernels.choice import KernelChoice
+from jupyter_pair_mcp.adapters.kernels.gateway import gateway_of, start_channels, through_gateway
 from jupyter_pair_mcp.adapters.kernels.messages import decode, receive, receive_ready
 from jupyter_pair_mcp.adapters.kernels.values import (
     Execution,
@@ -59,6 +60,12 @@ OutputCallback = Callable[[str, dict[str, Any]], Awaitable[None]]
 # transaction. Bounded so that one drain holds the loop a few milliseconds at most.
 DRAIN_MESSAGES = 256
 DRAIN_BYTES = 1 << 20
+# How often a run checks that its kernel is alive: a gateway's kernel manager asks the gateway over HTTP each time.
+LIVENESS_EVERY = 0.25
+GATEWAY_LIVENESS_EVERY = 1.0
+# A status the kernel did not send: the server's websocket to a gateway kernel says that the kernel died
+# ("restarting": the gateway's restarter is bringing it back; "dead": it could not).
+DIED_STATES = frozenset(("restarting", "dead"))
 
 
 OUTPUT_MESSAGES = frozenset(
@@ -66,17 +73,20 @@ OUTPUT_MESSAGES = frozenset(
 )
 
 
-def drain(channel: Any) -> list[list[Any]]:
+def drain(channel: Any) -> list[list[Any] | dict[str, Any]]:
     """The frames of the messages the channel's socket already holds (bounded by ``DRAIN_MESSAGES`` and
     ``DRAIN_BYTES``), read without waiting and without copying: a non-blocking receive never yields to the
-    loop. :func:`kernel_messages.decode` decodes them."""
-    messages: list[list[Any]] = []
+    loop. :func:`kernel_messages.decode` decodes them. A gateway client's channel gives decoded messages."""
+    messages: list[list[Any] | dict[str, Any]] = []
     size = 0
     while len(messages) < DRAIN_MESSAGES and size < DRAIN_BYTES:
         parts = receive_ready(channel)
         if parts is None:
             break
-        size += sum(len(part) for part in parts)
+        if isinstance(parts, dict):
+            size += getattr(parts["content"], "nbytes", 0)
+        else:
+            size += sum(len(part) for part in parts)
         messages.append(parts)
     return messages
 
@@ -91,6 +101,7 @@ class KernelsAdapter(KernelChoice):
         self._locks: dict[str, asyncio.Lock] = {}
         self._switching = asyncio.Lock()  # kernel switches one at a time: two would each start a kernel
 
+    @through_gateway
     async def kernel_for(self, path: str) -> Kernel | None:
         """The kernel of the Jupyter session whose path is ``path``, or None."""
         sessions = getattr(self.serverapp, "session_manager", None)
@@ -106,6 +117,7 @@ class KernelsAdapter(KernelChoice):
                 )
         return None
 
+    @through_gateway
     async def ensure_kernel(self, path: str, kernel_name: str | None) -> Kernel:
         """The notebook's kernel, starting one (and its Jupyter session) from the kernelspec if none runs."""
         existing = await self.kernel_for(path)
@@ -118,6 +130,7 @@ class KernelsAdapter(KernelChoice):
         kernel = model["kernel"]
         return Kernel(str(kernel["name"]), str(kernel["id"]), str(kernel.get("execution_state", "starting")))
 
+    @through_gateway
     async def client(self, kernel_id: str) -> Any:
         """Our kernel client for ``kernel_id`` (started once and kept): its shell, iopub and control channels.
 
@@ -130,11 +143,12 @@ class KernelsAdapter(KernelChoice):
         # Our own session identity (same key): see the module docstring.
         session = Session(key=km.session.key, signature_scheme=km.session.signature_scheme)
         client = km.client(session=session)
-        client.start_channels()
         try:
+            await start_channels(client)
             await client.wait_for_ready(timeout=self.ready_timeout)
-        except Exception:
-            client.stop_channels()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                client.stop_channels()
             raise
         self._clients[kernel_id] = client
         return client
@@ -149,10 +163,18 @@ class KernelsAdapter(KernelChoice):
                 "the notebook's kernel has died and Jupyter could not restart it, so the cell was not run: "
                 "run the cell again to start a new kernel (its variables are lost)"
             ) from None
-        if not await ensure_async(km.is_alive()):
+        if not await self._alive(km):
             self._forget(kernel_id)
+            if gateway_of(self.serverapp) is not None:  # gone from the gateway: Jupyter forgets it, and its session
+                await ensure_async(self._kernels.list_kernels())
             raise KernelDied(died_message(km, running=False))
         return km
+
+    @staticmethod
+    async def _alive(km: Any) -> bool:
+        """Whether the kernel runs. A gateway's kernel manager says True once more for a kernel the gateway no
+        longer has (it forgets its model then): that is a dead kernel too."""
+        return bool(await ensure_async(km.is_alive())) and getattr(km, "has_kernel", True) is not False
 
     def _forget(self, kernel_id: str) -> None:
         client = self._clients.pop(kernel_id, None)
@@ -164,6 +186,7 @@ class KernelsAdapter(KernelChoice):
         """Held while our request runs on the kernel: our executions on one kernel queue in order."""
         return self._locks.setdefault(kernel_id, asyncio.Lock())
 
+    @through_gateway
     async def execute(
         self, kernel_id: str, code: str, on_output: OutputCallback, timeout: float, *, store_history: bool = True
     ) -> Execution:
@@ -236,6 +259,7 @@ class KernelsAdapter(KernelChoice):
         timed_out = False
         count: int | None = None
         next_liveness = 0.0
+        every = GATEWAY_LIVENESS_EVERY if gateway_of(self.serverapp) is not None else LIVENESS_EVERY
         while True:
             now = time.monotonic()
             if not timed_out and now > deadline:
@@ -249,8 +273,8 @@ class KernelsAdapter(KernelChoice):
                     await self.interrupt(kernel_id)
                 break
             if now >= next_liveness:
-                next_liveness = now + 0.25
-                if not await ensure_async(km.is_alive()):
+                next_liveness = now + every
+                if not await self._alive(km):
                     self._forget(kernel_id)
                     raise KernelDied(died_message(km, running=True))
             first = await receive(client.iopub_channel, 0.1)
@@ -260,10 +284,13 @@ class KernelsAdapter(KernelChoice):
             queued: list[dict[str, Any] | list[Any]] = [first, *drain(client.iopub_channel)]
             for item in queued:
                 msg = item if isinstance(item, dict) else await decode(client.iopub_channel.session, item)
-                if msg.get("parent_header", {}).get("msg_id") != msg_id:
-                    continue
                 kind = msg["msg_type"]
                 content = msg["content"]
+                if kind == "status" and content.get("execution_state") in DIED_STATES and not msg["parent_header"]:
+                    self._forget(kernel_id)
+                    raise KernelDied(died_message(km, running=True))
+                if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                    continue
                 if kind == "status" and content.get("execution_state") == "idle":
                     idle = True  # the kernel sends nothing of this run after it
                     break
@@ -295,14 +322,17 @@ class KernelsAdapter(KernelChoice):
                 return dict(msg["content"])
         return None
 
+    @through_gateway
     async def interrupt(self, kernel_id: str) -> None:
         await ensure_async(self._kernels.interrupt_kernel(kernel_id))
 
+    @through_gateway
     async def restart(self, kernel_id: str) -> Kernel:
         self._forget(kernel_id)
         await ensure_async(self._kernels.restart_kernel(kernel_id))
         km = self._kernels.get_kernel(kernel_id)
-        return Kernel(str(km.kernel_name), kernel_id, str(getattr(km, "execution_state", "starting")))
+        name = km.kernel_name or (getattr(km, "kernel", None) or {}).get("name", "")  # a gateway's: its model's
+        return Kernel(str(name), kernel_id, str(getattr(km, "execution_state", "starting")))
 
     async def close(self) -> None:
         for kernel_id in list(self._clients):

@@ -14,8 +14,9 @@ from typing import Any
 
 from jupyter_core.utils import ensure_async
 
+from jupyter_pair_mcp.adapters.kernels.gateway import through_gateway
 from jupyter_pair_mcp.adapters.kernels.values import Kernel, KernelChange, KernelSpec, RunningKernel
-from jupyter_pair_mcp.errors import NotFound, Unavailable
+from jupyter_pair_mcp.errors import NotFound, PairMCPError, Unavailable
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,7 @@ class KernelChoice:
         """The server's default kernel (what ``/api/kernelspecs`` reports as ``default``)."""
         return str(self._kernels.default_kernel_name)
 
+    @through_gateway
     async def kernelspecs(self) -> list[KernelSpec]:
         """The installed kernelspecs, by name (Jupyter skips, and logs, the ones it cannot read)."""
         specs = await ensure_async(self.serverapp.kernel_spec_manager.get_all_specs())
@@ -68,8 +70,8 @@ class KernelChoice:
 
         ``for_notebook``: the name comes from a notebook's metadata (the message says how to pick another).
         """
+        specs = await self.kernelspecs()  # first: a gateway's default is known once its kernelspecs were read
         wanted = name or self.default_kernel_name
-        specs = await self.kernelspecs()
         for spec in specs:
             if spec.name == wanted:
                 return spec
@@ -84,6 +86,7 @@ class KernelChoice:
             )
         raise NotFound(f"kernel {wanted!r} is not installed; installed: {installed}")
 
+    @through_gateway
     async def running(self) -> list[RunningKernel]:
         """The kernels Jupyter runs, each with the paths of the sessions (notebooks, consoles) using it."""
         paths: dict[str, list[str]] = {}
@@ -105,6 +108,7 @@ class KernelChoice:
             for model in await ensure_async(self._kernels.list_kernels())
         ]
 
+    @through_gateway
     async def change_kernel(self, path: str, spec: KernelSpec) -> KernelChange:
         """Make the notebook's Jupyter session run ``spec``, as JupyterLab's kernel picker does.
 
@@ -129,9 +133,13 @@ class KernelChoice:
         if old.get("name") == spec.name and old_id in self._kernels:
             return KernelChange(Kernel(spec.name, old_id, str(old.get("execution_state", "unknown"))), started=False)
         try:
-            new_id = await sessions.start_kernel_for_session(
-                session["id"], path=path, name=session.get("name"), type=session.get("type"), kernel_name=spec.name
+            new_id = await ensure_async(
+                sessions.start_kernel_for_session(
+                    session["id"], path=path, name=session.get("name"), type=session.get("type"), kernel_name=spec.name
+                )
             )
+        except PairMCPError:
+            raise
         except Exception as exc:  # its message may name server paths: the log has it
             log.exception("could not start kernel %s for %s", spec.name, path)
             self._drop_failed_starts()
@@ -139,7 +147,7 @@ class KernelChoice:
                 f"kernel {spec.name!r} could not be started ({type(exc).__name__}; the server log has the details): "
                 "the notebook keeps its kernel"
             ) from None
-        await sessions.update_session(session["id"], kernel_id=new_id)
+        await ensure_async(sessions.update_session(session["id"], kernel_id=new_id))
         # From here our runs go to the new kernel. One of ours still running on the old one is interrupted
         # and let finish (its reply would be lost if the kernel went down under it); then nothing of ours
         # uses the old kernel while it shuts down.
@@ -163,7 +171,7 @@ class KernelChoice:
         finally:
             if held:
                 lock.release()
-        model = self._kernels.kernel_model(new_id)
+        model = await ensure_async(self._kernels.kernel_model(new_id)) or {}  # a gateway's manager: a coroutine
         return KernelChange(Kernel(spec.name, new_id, str(model.get("execution_state", "starting"))), started=True)
 
     def _drop_failed_starts(self) -> None:

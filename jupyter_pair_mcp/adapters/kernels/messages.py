@@ -9,6 +9,10 @@ the frames are read in place (no copy), the HMAC runs in hashlib (which releases
 decoded from UTF-8 a megabyte at a time and parsed by :func:`loads`, which walks containers in Python (the
 interpreter switches threads every few milliseconds) and leaves only scalars and escape-free string slices
 to C.
+
+A gateway kernel client's channels are no sockets but queues of messages its websocket reader thread has already
+decoded (jupyter_server's ``ChannelQueue``): :func:`receive` and :func:`receive_ready` read those too, and hand
+their messages out as dicts with the same :class:`MessageContent`.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ from __future__ import annotations
 import asyncio
 import codecs
 import json
+import queue
 import re
+import time
 from hmac import compare_digest
 from typing import Any
 
@@ -30,6 +36,9 @@ from jupyter_pair_mcp.adapters.kernels.values import MessageContent
 BIG_MESSAGE = 1 << 16
 #: UTF-8 decoded per step (one C call).
 DECODE_STEP = 1 << 20
+#: A gateway client's channel (a thread-safe queue, no socket to poll) is looked at this often while it is empty:
+#: jupyter_server's own ``get_msg`` would spin the loop with ``sleep(0)`` until its timeout.
+QUEUE_POLL = 0.005
 
 DELIM = b"<IDS|MSG>"
 _SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # the C scanner: one scalar at a position
@@ -64,14 +73,22 @@ async def decode(session: Any, parts: list[Any]) -> dict[str, Any]:
 
 async def receive(channel: Any, timeout: float) -> dict[str, Any] | None:
     """The next message of ``channel`` within ``timeout`` seconds, or None."""
+    if isinstance(channel, queue.Queue):
+        return await _from_queue(channel, timeout)
     socket = channel.socket
     if socket is None or not await socket.poll(int(timeout * 1000)):
         return None
     return await decode(channel.session, await socket.recv_multipart(copy=False))
 
 
-def receive_ready(channel: Any) -> list[Any] | None:
-    """The frames of a message the channel's socket already holds (not decoded), or None: never waits."""
+def receive_ready(channel: Any) -> list[Any] | dict[str, Any] | None:
+    """The frames of a message the channel's socket already holds (not decoded), or None: never waits. A gateway
+    client's channel holds decoded messages: one of those."""
+    if isinstance(channel, queue.Queue):
+        try:
+            return adopt(channel.get_nowait())
+        except queue.Empty:
+            return None
     socket = getattr(channel, "socket", None)
     if socket is None:
         return None
@@ -82,6 +99,49 @@ def receive_ready(channel: Any) -> list[Any] | None:
     except zmq.Again:
         return None
     return list(parts)
+
+
+def send(client: Any, channel: str, message: dict[str, Any]) -> None:
+    """Send ``message`` on the client's ``channel`` ("shell", "control"). A gateway client's channels share one
+    websocket and jupyter_server's ``ChannelQueue.send`` does not say which channel a message is for, so the
+    gateway would take a control request for a shell one: the message names it."""
+    target = getattr(client, f"{channel}_channel")
+    if isinstance(target, queue.Queue):
+        message = {**message, "channel": channel}
+    target.send(message)
+
+
+async def _from_queue(channel: queue.Queue[Any], timeout: float) -> dict[str, Any] | None:
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            return adopt(channel.get_nowait())
+        except queue.Empty:
+            if time.monotonic() >= end or getattr(channel, "response_router_finished", False):
+                return None
+            await asyncio.sleep(QUEUE_POLL)
+
+
+def adopt(message: dict[str, Any]) -> dict[str, Any]:
+    """A message off a gateway's websocket (JSON decoded by its reader thread), its content a
+    :class:`MessageContent` whose ``nbytes`` is estimated from its strings (their JSON is not at hand)."""
+    content = message.get("content")
+    message["content"] = MessageContent.of(content, estimated_size(content))
+    return message
+
+
+def estimated_size(content: Any) -> int:
+    """Roughly the bytes of an output's JSON: its text, data and traceback strings (64 for anything else)."""
+    if not isinstance(content, dict):
+        return 64
+    data = content.get("data")
+    traceback = content.get("traceback")
+    values = [
+        *(data.values() if isinstance(data, dict) else ()),
+        content.get("text"),
+        *(traceback if isinstance(traceback, list) else ()),
+    ]
+    return 64 + sum(len(v) if isinstance(v, str) else 64 for v in values)
 
 
 def _bytes(part: Any) -> bytes:
