@@ -18,9 +18,12 @@ from typing import Any
 
 import httpx2
 import pytest
+from jupyter_client.session import Session
 from jupyter_server.gateway.gateway_client import GatewayClient
 from jupyter_server.gateway.managers import GatewayMappingKernelManager
 from pycrdt import Map
+from tornado.httpclient import HTTPRequest
+from tornado.websocket import websocket_connect
 from traitlets.config import Config
 
 from .conftest import call_tool, tool_error, until, within
@@ -185,6 +188,33 @@ async def test_cells_run_in_a_gateway_kernel_shared_with_jupyterlab(
     assert sessions[0]["kernel"]["id"] == opened["kernel"]["id"] == info["kernel"]["id"]
     assert [k["id"] for k in await api.get("kernels")] == [opened["kernel"]["id"]]
     assert [k["id"] for k in await api.gateway_kernels()] == [opened["kernel"]["id"]], "one kernel on the gateway"
+
+
+async def test_the_agent_joins_a_gateway_kernel_busy_with_a_persons_cell(
+    mcp_client: Any, make_notebook: Any, api: Api, server_root: str, jp_base_url: str, auth: dict[str, str]
+) -> None:
+    """A person runs a long cell from JupyterLab (its kernel websocket, which the server relays to the gateway);
+    the agent's first call then connects while the kernel is busy, and waits for it rather than failing."""
+    path = make_notebook("busy.ipynb", code("1 + 1"))
+    opened = await api.post("sessions", {"path": path, "type": "notebook", "name": path, "kernel": {"name": "python3"}})
+    url = f"{server_root.replace('http', 'ws')}{jp_base_url}api/kernels/{opened['kernel']['id']}/channels"
+    person = await within(websocket_connect(HTTPRequest(url, headers=auth)))
+    try:
+        session = Session()
+        request = session.msg("execute_request", {"code": "import time\ntime.sleep(3)\n'done'", "silent": False})
+        person.write_message(json.dumps({**request, "channel": "shell"}, default=str))
+        while True:  # until the kernel is running the person's cell
+            message = json.loads(await within(person.read_message()))
+            if message["msg_type"] == "execute_input" and message["parent_header"]["msg_id"] == request["msg_id"]:
+                break
+        async with mcp_client() as client:
+            scratch = await call_tool(client, "execute_code", path=path, code="6 * 7")
+            assert (scratch["status"], scratch["outputs"][0]["text"]) == ("ok", "42")
+            ran = await call_tool(client, "execute_notebook_cell", path=path, cell_id="k0")
+            assert (ran["execution_count"], ran["outputs"][0]["text"]) == (2, "2"), "after the person's cell"
+    finally:
+        person.close()
+    assert [k["id"] for k in await api.gateway_kernels()] == [opened["kernel"]["id"]]
 
 
 async def test_outputs_stream_from_a_gateway_kernel_while_the_call_runs(

@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import logging
 import posixpath
+import queue
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -145,13 +146,27 @@ class KernelsAdapter(KernelChoice):
         client = km.client(session=session)
         try:
             await start_channels(client)
-            await client.wait_for_ready(timeout=self.ready_timeout)
+            if isinstance(client.shell_channel, queue.Queue):
+                await self._answers(client, km)
+            else:
+                await ensure_async(client.wait_for_ready(timeout=self.ready_timeout))
         except BaseException:
             with contextlib.suppress(Exception):
                 client.stop_channels()
             raise
         self._clients[kernel_id] = client
         return client
+
+    async def _answers(self, client: Any, km: Any) -> None:
+        """Wait until a gateway kernel answers ``kernel_info`` (``wait_for_ready`` does not work there: a kernel
+        that takes over a second, busy with a person's cell, makes it ask the gateway's kernel manager for a
+        local process, and fail). The gateway's iopub is live once its websocket is open: no check of it."""
+        deadline = time.monotonic() + self.ready_timeout
+        while await self.reply(client, client.kernel_info(), min(1.0, self.ready_timeout)) is None:
+            if not await self._alive(km):
+                raise RuntimeError("Kernel died before replying to kernel_info")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"Kernel didn't respond in {self.ready_timeout:g} seconds")
 
     async def _live(self, kernel_id: str) -> Any:
         """The kernel's manager, or :class:`KernelDied` when its process is gone (our client is dropped then)."""
