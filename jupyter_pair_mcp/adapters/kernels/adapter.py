@@ -28,9 +28,10 @@ from jupyter_client.session import Session
 from jupyter_core.utils import ensure_async
 
 from jupyter_pair_mcp.adapters.kernels.choice import KernelChoice
-from jupyter_pair_mcp.adapters.kernels.gateway import gateway_of, start_channels, through_gateway
+from jupyter_pair_mcp.adapters.kernels.gateway import closed, gateway_of, start_channels, through_gateway
 from jupyter_pair_mcp.adapters.kernels.messages import decode, receive, receive_ready
 from jupyter_pair_mcp.adapters.kernels.values import (
+    ChannelClosed,
     Execution,
     Kernel,
     KernelChange,
@@ -138,8 +139,9 @@ class KernelsAdapter(KernelChoice):
         Hold :meth:`lock` while a request of ours runs on it, so replies and outputs are not mixed up.
         """
         client = self._clients.get(kernel_id)
-        if client is not None:
+        if client is not None and not closed(client):
             return client
+        self._forget(kernel_id)
         km = self._kernels.get_kernel(kernel_id)
         # Our own session identity (same key): see the module docstring.
         session = Session(key=km.session.key, signature_scheme=km.session.signature_scheme)
@@ -273,8 +275,9 @@ class KernelsAdapter(KernelChoice):
         deadline = time.monotonic() + timeout
         timed_out = False
         count: int | None = None
-        next_liveness = 0.0
-        every = GATEWAY_LIVENESS_EVERY if gateway_of(self.serverapp) is not None else LIVENESS_EVERY
+        remote = gateway_of(self.serverapp) is not None
+        every = GATEWAY_LIVENESS_EVERY if remote else LIVENESS_EVERY
+        next_liveness = time.monotonic() + every if remote else 0.0  # a gateway's was just asked (_live)
         while True:
             now = time.monotonic()
             if not timed_out and now > deadline:
@@ -292,7 +295,12 @@ class KernelsAdapter(KernelChoice):
                 if not await self._alive(km):
                     self._forget(kernel_id)
                     raise KernelDied(died_message(km, running=True))
-            first = await receive(client.iopub_channel, 0.1)
+            try:
+                first = await receive(client.iopub_channel, 0.1)
+            except ChannelClosed:  # the kernel is gone (KernelDied), or the gateway (its error), or the connection
+                self._forget(kernel_id)
+                await self._live(kernel_id)
+                raise
             if first is None:
                 continue
             idle = False

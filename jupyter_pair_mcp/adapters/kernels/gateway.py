@@ -19,6 +19,7 @@ import asyncio
 import functools
 import inspect
 import logging
+import queue
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, ParamSpec, TypeVar
 from urllib.parse import urlsplit
@@ -102,3 +103,9 @@ async def start_channels(client: Any) -> None:
         await asyncio.to_thread(asyncio.run, client.start_channels())
     else:
         await ensure_async(client.start_channels())
+
+
+def closed(client: Any) -> bool:
+    """Whether a gateway kernel client's websocket closed (its reader thread ended): it must be replaced."""
+    channel = client.shell_channel
+    return isinstance(channel, queue.Queue) and bool(getattr(channel, "response_router_finished", False))

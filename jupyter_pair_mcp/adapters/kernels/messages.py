@@ -30,7 +30,7 @@ import zmq
 from jupyter_client.adapter import adapt
 from jupyter_client.jsonutil import extract_dates
 
-from jupyter_pair_mcp.adapters.kernels.values import MessageContent
+from jupyter_pair_mcp.adapters.kernels.values import ChannelClosed, MessageContent
 
 #: Messages whose frames total more than this many bytes are decoded in a worker thread.
 BIG_MESSAGE = 1 << 16
@@ -72,7 +72,8 @@ async def decode(session: Any, parts: list[Any]) -> dict[str, Any]:
 
 
 async def receive(channel: Any, timeout: float) -> dict[str, Any] | None:
-    """The next message of ``channel`` within ``timeout`` seconds, or None."""
+    """The next message of ``channel`` within ``timeout`` seconds, or None (:class:`ChannelClosed` when a gateway
+    client's websocket closed)."""
     if isinstance(channel, queue.Queue):
         return await _from_queue(channel, timeout)
     socket = channel.socket
@@ -117,7 +118,9 @@ async def _from_queue(channel: queue.Queue[Any], timeout: float) -> dict[str, An
         try:
             return adopt(channel.get_nowait())
         except queue.Empty:
-            if time.monotonic() >= end or getattr(channel, "response_router_finished", False):
+            if getattr(channel, "response_router_finished", False):  # nothing more will come
+                raise ChannelClosed from None
+            if time.monotonic() >= end:
                 return None
             await asyncio.sleep(QUEUE_POLL)
 

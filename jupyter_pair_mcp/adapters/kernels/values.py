@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from jupyter_pair_mcp.errors import Unavailable
+from jupyter_pair_mcp.errors import KernelGatewayError, Unavailable
 
 
 @dataclass(frozen=True)
@@ -74,6 +74,16 @@ class Execution:
 
 class KernelDied(Unavailable):
     """The notebook's kernel process is gone: it stopped while running the agent's code, or before it."""
+
+
+class ChannelClosed(KernelGatewayError):
+    """A gateway kernel client's websocket closed: the gateway stopped, or the kernel was shut down on it."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the connection to the notebook's kernel through the kernel gateway closed (the gateway stopped or "
+            "the kernel was shut down): check that the gateway is running, then try again"
+        )
 
 
 def died_message(km: Any, *, running: bool) -> str:
