@@ -46,10 +46,10 @@ def free_port() -> int:
 class Gateway:
     """A ``jupyter kernelgateway`` process on a loopback port, started and stopped by the tests."""
 
-    def __init__(self, cwd: Path, log: Path) -> None:
+    def __init__(self, cwd: Path, log: Path, *, token: bool = False) -> None:
         self.cwd, self.log = cwd, log
         self.port = free_port()
-        self.token = secrets.token_hex(16)
+        self.token = secrets.token_hex(16) if token else ""
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -62,6 +62,7 @@ class Gateway:
             f"--KernelGatewayApp.port={self.port}",
             "--KernelGatewayApp.port_retries=0",
             "--JupyterWebsocketPersonality.list_kernels=True",
+            f"--KernelGatewayApp.auth_token={self.token}",
         ]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
         with self.log.open("ab") as out:
@@ -76,9 +77,13 @@ class Gateway:
 
     def answers(self) -> bool:
         try:
-            return httpx2.get(f"{self.url}/api", timeout=2).status_code == 200
+            return httpx2.get(f"{self.url}/api", headers=self.headers, timeout=2).status_code == 200
         except httpx2.HTTPError:
             return False
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"token {self.token}"} if self.token else {}
 
     def stop(self) -> None:
         process, self.process = self.process, None
@@ -115,11 +120,14 @@ def gateway(tmp_path: Path, jp_root_dir: Path, jp_environ: None, jp_kernel_dir: 
         "env": {"KERNEL_FLAVOR": "alt"},
     }
     (spec_dir / "kernel.json").write_text(json.dumps(spec))
-    running = Gateway(jp_root_dir, tmp_path / "gateway.log")
+    running = Gateway(jp_root_dir, tmp_path / "gateway.log", token=True)
     try:
         running.start()
         yield running
     finally:
+        # After the server's cleanup (jp_server_cleanup below), which reaches the gateway through these
+        GatewayClient.clear_instance()  # a singleton: each test's server makes its own from its config
+        GatewayMappingKernelManager._kernels.clear()  # a class attribute: it would outlive the test's server
         running.stop()
 
 
@@ -129,14 +137,25 @@ def jp_server_cleanup(gateway: Gateway, jp_server_cleanup: None) -> None:
 
 
 @pytest.fixture
-def jp_server_config(jp_server_config: Config, gateway: Gateway) -> Iterator[Config]:
-    GatewayClient.clear_instance()  # a singleton: each test's server makes its own from this config
-    jp_server_config.GatewayClient.url = gateway.url
-    jp_server_config.GatewayClient.request_timeout = 30.0
-    jp_server_config.GatewayClient.connect_timeout = 10.0
-    yield jp_server_config
+def launch_timeout() -> int:
+    """The gateway's kernel launch timeout (``KERNEL_LAUNCH_TIMEOUT``); requests get 2 s more."""
+    return 28
+
+
+@pytest.fixture
+def jp_server_config(
+    jp_server_config: Config, gateway: Gateway, launch_timeout: int, monkeypatch: pytest.MonkeyPatch
+) -> Config:
     GatewayClient.clear_instance()
-    GatewayMappingKernelManager._kernels.clear()  # a class attribute: it would outlive the test's server
+    # Process-wide in jupyter_server (a class attribute and the environment): restored after the test
+    monkeypatch.setattr(GatewayClient, "KERNEL_LAUNCH_TIMEOUT", launch_timeout)
+    monkeypatch.setenv("KERNEL_LAUNCH_TIMEOUT", str(launch_timeout))
+    jp_server_config.GatewayClient.url = gateway.url
+    jp_server_config.GatewayClient.auth_token = gateway.token
+    jp_server_config.GatewayClient.launch_timeout_pad = 2.0
+    jp_server_config.GatewayClient.request_timeout = launch_timeout + 2.0
+    jp_server_config.GatewayClient.connect_timeout = 10.0
+    return jp_server_config
 
 
 def code(*sources: str) -> list[dict[str, Any]]:
@@ -160,7 +179,7 @@ class Api:
         return response.json()
 
     async def gateway_kernels(self) -> list[dict[str, Any]]:
-        response = await self.http.get(f"{self.gateway.url}/api/kernels")
+        response = await self.http.get(f"{self.gateway.url}/api/kernels", headers=self.gateway.headers)
         assert response.status_code == 200, response.text
         return list(response.json())
 
@@ -195,6 +214,19 @@ async def test_cells_run_in_a_gateway_kernel_shared_with_jupyterlab(
     assert sessions[0]["kernel"]["id"] == opened["kernel"]["id"] == info["kernel"]["id"]
     assert [k["id"] for k in await api.get("kernels")] == [opened["kernel"]["id"]]
     assert [k["id"] for k in await api.gateway_kernels()] == [opened["kernel"]["id"]], "one kernel on the gateway"
+
+
+@pytest.mark.parametrize("launch_timeout", [5])
+async def test_a_cell_silent_for_longer_than_the_gateway_launch_timeout_runs_to_its_end(
+    mcp_client: Any, make_notebook: Any
+) -> None:
+    """jupyter_server gives its gateway client's websocket the kernel launch timeout (here 5 s) as a socket
+    timeout: its reader would give up on a cell that prints nothing for longer (the gateway's pings, every
+    30 s, only save it when that timeout is longer)."""
+    path = make_notebook("quiet.ipynb", code("import time\ntime.sleep(7)\n'woke'"))
+    async with mcp_client() as client:
+        result = await call_tool(client, "execute_notebook_cell", path=path, cell_id="k0", timeout=60)
+    assert (result["status"], result["outputs"][0]["text"]) == ("ok", "'woke'")
 
 
 async def test_the_agent_joins_a_gateway_kernel_busy_with_a_persons_cell(
@@ -398,8 +430,10 @@ async def test_a_stopped_gateway_is_a_tool_error_naming_it_and_the_server_keeps_
         listed = await call_tool(client, "list_kernelspecs")
         assert "python3" in {s["name"] for s in listed["kernelspecs"]}
 
-        async def runs() -> bool:
-            result = await within(client.call_tool("execute_notebook_cell", {"path": path, "cell_id": "k0"}), 60)
-            return not result.is_error and result.structured_content["outputs"][0]["text"] == "2"
-
-        await until(runs, limit=60, what="a run on a new kernel of the restarted gateway")
+        gone = await tool_error(client, "execute_notebook_cell", path=path, cell_id="k0")
+        assert f"the kernel gateway at {where} no longer has the notebook's kernel" in gone
+        assert "run it again to start a new kernel" in gone
+        again = await call_tool(client, "execute_notebook_cell", path=path, cell_id="k0", timeout=60)
+        assert (again["execution_count"], again["outputs"][0]["text"]) == (1, "2"), "a new kernel"
+        sessions = [s for s in await api.get("sessions") if s["path"] == path]
+        assert [s["kernel"]["id"] for s in sessions] == [k["id"] for k in await api.gateway_kernels()]

@@ -28,7 +28,13 @@ from jupyter_client.session import Session
 from jupyter_core.utils import ensure_async
 
 from jupyter_pair_mcp.adapters.kernels.choice import KernelChoice
-from jupyter_pair_mcp.adapters.kernels.gateway import closed, gateway_of, start_channels, through_gateway
+from jupyter_pair_mcp.adapters.kernels.gateway import (
+    client_for,
+    closed,
+    gateway_of,
+    start_channels,
+    through_gateway,
+)
 from jupyter_pair_mcp.adapters.kernels.messages import decode, receive, receive_ready
 from jupyter_pair_mcp.adapters.kernels.values import (
     ChannelClosed,
@@ -145,7 +151,7 @@ class KernelsAdapter(KernelChoice):
         km = self._kernels.get_kernel(kernel_id)
         # Our own session identity (same key): see the module docstring.
         session = Session(key=km.session.key, signature_scheme=km.session.signature_scheme)
-        client = km.client(session=session)
+        client = client_for(km, session)
         try:
             await start_channels(client)
             if isinstance(client.shell_channel, queue.Queue):
@@ -182,8 +188,14 @@ class KernelsAdapter(KernelChoice):
             ) from None
         if not await self._alive(km):
             self._forget(kernel_id)
-            if gateway_of(self.serverapp) is not None:  # gone from the gateway: Jupyter forgets it, and its session
+            where = gateway_of(self.serverapp)
+            if where is not None:  # the gateway no longer has it: Jupyter forgets it (and its session) on a list
                 await ensure_async(self._kernels.list_kernels())
+                raise KernelDied(
+                    f"the kernel gateway at {where} no longer has the notebook's kernel (the gateway restarted, or "
+                    "culled or shut down the kernel), so the cell was not run: run it again to start a new kernel "
+                    "(its variables are lost)"
+                )
             raise KernelDied(died_message(km, running=False))
         return km
 

@@ -10,7 +10,12 @@ uses both through ``ensure_async`` and :mod:`.messages` reads either kind of cha
   and what to check, so the tool fails cleanly and the server goes on serving;
 - the gateway client's ``start_channels`` opens its websocket with a blocking connect (up to the gateway's
   launch timeout for a host that does not answer): :func:`start_channels` runs it in a worker thread, so the
-  server's event loop is never held by it.
+  server's event loop is never held by it;
+- jupyter_server's ``GatewayKernelClient`` (2.x) opens that websocket without the gateway's request headers, so
+  a gateway with an auth token refuses it (401), and leaves the launch timeout on it as a socket timeout, so its
+  reader thread gives up on a cell that prints nothing for that long (40 s by default):
+  :class:`AuthorizedGatewayKernelClient` is that client with only its connect changed, as JupyterLab's own
+  websocket to the gateway is made.
 """
 
 from __future__ import annotations
@@ -21,11 +26,18 @@ import inspect
 import logging
 import queue
 from collections.abc import Awaitable, Callable, Coroutine
+from threading import Thread
 from typing import Any, ParamSpec, TypeVar
 from urllib.parse import urlsplit
 
+import websocket
+from jupyter_client.asynchronous.client import AsyncKernelClient
 from jupyter_core.utils import ensure_async
+from jupyter_server.gateway.gateway_client import GatewayClient
+from jupyter_server.gateway.managers import GatewayKernelClient, GatewayKernelManager
+from jupyter_server.utils import url_path_join
 from tornado import web
+from tornado.escape import url_escape
 
 from jupyter_pair_mcp.errors import KernelGatewayError, PairMCPError
 
@@ -36,12 +48,7 @@ T = TypeVar("T")
 
 # What a gateway's failure looks like from jupyter_server: its HTTP errors (503 when it does not answer),
 # socket errors, and websocket-client's errors (all of them subclass WebSocketException).
-try:
-    from websocket import WebSocketException
-except ImportError:  # pragma: no cover - jupyter_server requires websocket-client
-    WebSocketException = OSError  # type: ignore[misc,assignment]
-
-FAILURES: tuple[type[BaseException], ...] = (web.HTTPError, OSError, WebSocketException, TimeoutError)
+FAILURES: tuple[type[BaseException], ...] = (web.HTTPError, OSError, websocket.WebSocketException, TimeoutError)
 
 
 def gateway_of(serverapp: Any) -> str | None:
@@ -61,8 +68,9 @@ def gateway_of(serverapp: Any) -> str | None:
 
 def failure(where: str, exc: BaseException) -> KernelGatewayError:
     """The tool error for a gateway failure: which gateway, how it failed (no server detail), what to check."""
-    if isinstance(exc, web.HTTPError) and exc.status_code not in (503, 599):
-        how = f"it answered HTTP {exc.status_code}"
+    status = getattr(exc, "status_code", None)  # tornado's HTTPError, websocket-client's bad handshake
+    if isinstance(status, int) and status not in (503, 599):
+        how = f"it answered HTTP {status}"
     elif isinstance(exc, web.HTTPError | ConnectionError):
         how = "it did not answer: connection refused or unreachable"
     elif isinstance(exc, TimeoutError):
@@ -109,3 +117,33 @@ def closed(client: Any) -> bool:
     """Whether a gateway kernel client's websocket closed (its reader thread ended): it must be replaced."""
     channel = client.shell_channel
     return isinstance(channel, queue.Queue) and bool(getattr(channel, "response_router_finished", False))
+
+
+class AuthorizedGatewayKernelClient(GatewayKernelClient):
+    """jupyter_server's gateway kernel client, its websocket opened as JupyterLab's to the gateway is: with the
+    gateway's request headers (auth token, cookies; renewed as for its REST requests) and no socket timeout once
+    connected (the launch timeout bounds the connect only). Its channels, queues and reader are jupyter_server's."""
+
+    async def start_channels(  # type: ignore[override]  # a coroutine, as jupyter_server's
+        self, shell: bool = True, iopub: bool = True, stdin: bool = True, hb: bool = True, control: bool = True
+    ) -> None:
+        gateway = GatewayClient.instance()
+        url = url_path_join(gateway.ws_url or "", gateway.kernels_endpoint, url_escape(self.kernel_id), "channels")
+        headers = gateway.load_connection_args().get("headers") or {}  # type: ignore[no-untyped-call]
+        ssl = {"ca_certs": gateway.ca_certs, "certfile": gateway.client_cert, "keyfile": gateway.client_key}
+        self.channel_socket = websocket.create_connection(
+            url, timeout=gateway.KERNEL_LAUNCH_TIMEOUT, enable_multithread=True, sslopt=ssl, header=headers
+        )
+        self.channel_socket.settimeout(None)
+        AsyncKernelClient.start_channels(self, shell=shell, iopub=iopub, stdin=stdin, hb=hb, control=control)
+        self.response_router = Thread(target=self._route_responses, daemon=True)
+        self.response_router.start()
+
+
+def client_for(km: Any, session: Any) -> Any:
+    """A kernel client of our own session identity for ``km``: for a gateway's kernel an
+    :class:`AuthorizedGatewayKernelClient`, built as its manager's ``client()`` builds one; else the manager's."""
+    if not isinstance(km, GatewayKernelManager):
+        return km.client(session=session)
+    connection = {**km.get_connection_info(session=True), "connection_file": km.connection_file, "parent": km}
+    return AuthorizedGatewayKernelClient(kernel_id=km.kernel_id, **{**connection, "session": session})  # type: ignore[no-untyped-call]
