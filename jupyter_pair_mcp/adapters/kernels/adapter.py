@@ -33,6 +33,7 @@ from jupyter_pair_mcp.adapters.kernels.gateway import (
     closed,
     gateway_of,
     start_channels,
+    stop_channels,
     through_gateway,
 )
 from jupyter_pair_mcp.adapters.kernels.messages import decode, receive, receive_ready
@@ -108,6 +109,7 @@ class KernelsAdapter(KernelChoice):
         self._clients: dict[str, Any] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._switching = asyncio.Lock()  # kernel switches one at a time: two would each start a kernel
+        self._stopping: set[asyncio.Future[None]] = set()  # gateway clients' channels being stopped (a thread each)
 
     @through_gateway
     async def kernel_for(self, path: str) -> Kernel | None:
@@ -159,8 +161,7 @@ class KernelsAdapter(KernelChoice):
             else:
                 await ensure_async(client.wait_for_ready(timeout=self.ready_timeout))
         except BaseException:
-            with contextlib.suppress(Exception):
-                client.stop_channels()
+            stop_channels(client, self._stopping)
             raise
         self._clients[kernel_id] = client
         return client
@@ -208,8 +209,7 @@ class KernelsAdapter(KernelChoice):
     def _forget(self, kernel_id: str) -> None:
         client = self._clients.pop(kernel_id, None)
         if client is not None:
-            with contextlib.suppress(Exception):
-                client.stop_channels()
+            stop_channels(client, self._stopping)
 
     def lock(self, kernel_id: str) -> asyncio.Lock:
         """Held while our request runs on the kernel: our executions on one kernel queue in order."""
@@ -372,3 +372,5 @@ class KernelsAdapter(KernelChoice):
     async def close(self) -> None:
         for kernel_id in list(self._clients):
             self._forget(kernel_id)
+        if self._stopping:
+            await asyncio.wait(set(self._stopping), timeout=10)

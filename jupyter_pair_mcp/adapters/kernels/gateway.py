@@ -21,6 +21,7 @@ uses both through ``ensure_async`` and :mod:`.messages` reads either kind of cha
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import logging
@@ -147,3 +148,22 @@ def client_for(km: Any, session: Any) -> Any:
         return km.client(session=session)
     connection = {**km.get_connection_info(session=True), "connection_file": km.connection_file, "parent": km}
     return AuthorizedGatewayKernelClient(kernel_id=km.kernel_id, **{**connection, "session": session})  # type: ignore[no-untyped-call]
+
+
+def stop_channels(client: Any, pending: set[asyncio.Future[None]]) -> None:
+    """Stop a client's channels (errors ignored: it is being dropped). A gateway client's websocket close waits for
+    the gateway's answer (up to 3 s from one that does not answer) and joins its reader thread: that runs in a
+    worker thread, its future kept in ``pending`` until it ends."""
+    if isinstance(client, GatewayKernelClient):
+        with contextlib.suppress(RuntimeError):  # no running loop (interpreter exit): stopped here
+            asyncio.get_running_loop()
+            future = asyncio.ensure_future(asyncio.to_thread(_stop, client))
+            pending.add(future)
+            future.add_done_callback(pending.discard)
+            return
+    _stop(client)
+
+
+def _stop(client: Any) -> None:
+    with contextlib.suppress(Exception):
+        client.stop_channels()
