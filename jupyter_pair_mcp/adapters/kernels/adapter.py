@@ -155,7 +155,7 @@ class KernelsAdapter(KernelChoice):
         session = Session(key=km.session.key, signature_scheme=km.session.signature_scheme)
         client = client_for(km, session)
         try:
-            await start_channels(client)
+            await start_channels(client, self._stopping)
             if isinstance(client.shell_channel, queue.Queue):
                 await self._answers(client, km)
             else:

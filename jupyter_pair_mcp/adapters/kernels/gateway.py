@@ -105,13 +105,25 @@ def through_gateway(method: Callable[P, Awaitable[T]]) -> Callable[P, Coroutine[
     return wrapper
 
 
-async def start_channels(client: Any) -> None:
+async def start_channels(client: Any, pending: set[asyncio.Future[None]]) -> None:
     """Start a kernel client's channels: a gateway client's ``start_channels`` (a coroutine, whose websocket
-    connect blocks) runs in a worker thread; a ZMQ client's on the loop, which its sockets belong to."""
-    if inspect.iscoroutinefunction(client.start_channels):
-        await asyncio.to_thread(asyncio.run, client.start_channels())
-    else:
+    connect blocks) runs in a worker thread; a ZMQ client's on the loop, which its sockets belong to. A caller
+    that gives up leaves the connect to finish in its thread: the client is stopped then (``pending``)."""
+    if not inspect.iscoroutinefunction(client.start_channels):
         await ensure_async(client.start_channels())
+        return
+    started = asyncio.ensure_future(asyncio.to_thread(asyncio.run, client.start_channels()))
+    try:
+        await asyncio.shield(started)
+    except asyncio.CancelledError:
+        started.add_done_callback(lambda done: _dropped(done, client, pending))
+        raise
+
+
+def _dropped(done: asyncio.Future[Any], client: Any, pending: set[asyncio.Future[None]]) -> None:
+    if not done.cancelled():
+        done.exception()  # retrieved: nobody waits for it any more
+    stop_channels(client, pending)
 
 
 def closed(client: Any) -> bool:
