@@ -68,12 +68,16 @@ class Gateway:
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(argv, cwd=self.cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + START_LIMIT
-        while not self.answers():
-            if self.process.poll() is not None:
-                raise AssertionError(f"the kernel gateway exited ({self.process.returncode}): {self.tail()}")
-            if time.monotonic() > deadline:
-                raise AssertionError(f"the kernel gateway did not answer within {START_LIMIT} s: {self.tail()}")
-            time.sleep(0.05)  # re-check the condition (not a wait for a time)
+        try:
+            while not self.answers():
+                if self.process.poll() is not None:
+                    raise AssertionError(f"the kernel gateway exited ({self.process.returncode}): {self.tail()}")
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"the kernel gateway did not answer within {START_LIMIT} s: {self.tail()}")
+                time.sleep(0.05)  # re-check the condition (not a wait for a time)
+        except BaseException:  # not left running
+            self.stop()
+            raise
 
     def answers(self) -> bool:
         try:
