@@ -270,7 +270,7 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
             raise InvalidArgument("name the cells to delete: cell_ids, or start_index (and end_index)")
         removed = view.delete(indexes)
         return DeleteResult(
-            deleted=[DeletedCell(index=c.index, id=c.id, source=c.source) for c in removed],
+            deleted=[DeletedCell(index=i, id=cid, source=source) for i, cid, source in removed],
             cell_count=view.cell_count,
             suggestion=await proposal.finish() if proposal.draft is not None else None,
         )

@@ -34,6 +34,7 @@ from jupyter_pair_mcp.adapters.rooms.cells import (
     nbformat_cell,
     search_snapshot,
     source_text,
+    type_and_source,
 )
 from jupyter_pair_mcp.adapters.rooms.edits import UNDOABLE, EditJournal
 from jupyter_pair_mcp.adapters.rooms.edits import Edit as JournalEdit
@@ -321,13 +322,39 @@ class NotebookView:
         hunks, text = merged_change(cell_id, live, change, base)
         plan.append((index, ycell, live, change, hunks, text))
 
-    def delete(self, indexes: list[int]) -> list[CellData]:
+    def sources_at(self, indexes: list[int]) -> list[str]:
+        """The sources of the cells at ``indexes`` (ascending), read key by key: a cell's outputs (megabytes of
+        images) are never converted. Past the walks one linear snapshot costs, the rest come from it (O(N))."""
+        budget = 2 * self.cell_count + 64
+        snapshot: list[dict[str, Any]] | None = None
+        texts: list[str] = []
+        with self.ydoc.transaction():  # one transaction for all the reads
+            for i in indexes:
+                if snapshot is None:
+                    budget -= i + 1
+                    if budget < 0:
+                        snapshot = cells_json(self._cells)
+                if snapshot is None:
+                    texts.append(type_and_source(self._live(i))[1])
+                else:
+                    texts.append(source_text(snapshot[i].get("source", "")))
+        return texts
+
+    def delete(self, indexes: list[int]) -> list[tuple[int, str, str]]:
+        """Delete the cells at ``indexes``: (index, id, source) of each, by index. Ids come from the index, only
+        sources are read, and each run of adjacent cells is removed in one step, from the last run back."""
         unique = sorted(set(indexes))
-        removed = [self.cell(i) for i in unique]
-        gone = [c.id for c in removed]
+        gone = [self._index.ids[i] for i in unique]
+        removed = list(zip(unique, gone, self.sources_at(unique), strict=True))
+        runs: list[list[int]] = []
+        for i in unique:
+            if runs and runs[-1][1] == i:
+                runs[-1][1] = i + 1
+            else:
+                runs.append([i, i + 1])
         with self.edit(f"deleted {cells_text(gone)}", cells=gone):
-            for i in reversed(unique):
-                del self._cells[i]
+            for start, stop in reversed(runs):
+                del self._cells[start:stop]
         return removed
 
     def move(self, index: int, to_index: int) -> str:
