@@ -39,10 +39,10 @@ from jupyter_pair_mcp.tools.registry import WRITE, Backends, ToolSpec
 from jupyter_pair_mcp.tools.suggestions import PROPOSED, Proposal, refuse_in_review
 from jupyter_pair_mcp.tools.views import Reads, notebook_view
 
-#: Entries one batch call may carry: a batch is one transaction, and every observer of the room (jupyter_ydoc's,
-#: history's, the cell index's) converts each of its events on the loop, ~0.1 ms a cell: 500 keep a call's step
-#: near 50 ms.
-MAX_BATCH = 500
+#: Entries one batch call may carry: a batch is one transaction, planned and applied in one loop step (each cell
+#: found by id, diffed, and each of its events converted by every observer of the room: jupyter_ydoc's, history's,
+#: the cell index's), ~0.15-0.2 ms a cell: 200 keep a call's step near 40 ms (500 took 70-155 ms).
+MAX_BATCH = 200
 #: Times a replace is planned again when people changed the matched text while it was being planned.
 REPLAN_ATTEMPTS = 3
 #: Cells of the array a replace may walk in one loop turn to reach the cells it changes (~15 ns each).

@@ -25,7 +25,7 @@ from jupyter_pair_mcp.errors import InvalidArgument
 from jupyter_pair_mcp.services.suggestions import SuggestionService
 from jupyter_pair_mcp.transport.rest import _Handler, _needs_read, _needs_write
 
-#: Cells one accept or reject may name (a batch edit changes at most 500).
+#: Cells one accept or reject may name (a batch edit changes at most 200).
 MAX_CELLS = 1000
 
 

@@ -42,7 +42,7 @@ from jupyter_pair_mcp.adapters.rooms.merge import Hunk, apply, apply_hunks, reba
 from jupyter_pair_mcp.adapters.rooms.replace import Replacement
 from jupyter_pair_mcp.errors import Conflict, InvalidArgument, NotFound
 
-#: Cells an edit names for the activity log (a batch of 500 cells names its first ones).
+#: Cells an edit names for the activity log (a batch of 200 cells names its first ones).
 MAX_EDIT_CELLS = 20
 #: Transaction origin of every edit we make (history and subscriptions tell agents apart by it).
 AGENT_ORIGIN = "jupyter-pair-mcp"
