@@ -100,7 +100,7 @@ TEMPLATES = [
     ),
 ]
 CURRENT = "notebook://current"
-"""The focused notebook's URI (a notebook named ``current`` is read as ``notebook://current/json``'s path)."""
+"""The focused notebook's URI (a notebook whose path is ``current`` is still read by its ``/json`` and ``/cells``)."""
 
 
 def notebook_uri(path: str, view: str = "") -> str:
