@@ -153,3 +153,39 @@ def test_the_focused_notebook_is_the_users_latest_tab_and_never_an_agents() -> N
     assert focused_notebook(None, "alice") is None
     assert focus_of("notebook:a/b:c.ipynb") == ("notebook", "a/b:c.ipynb")
     assert focus_of("launcher:launcher-0") is None and focus_of(None) is None and focus_of("x" * 5000) is None
+
+
+def test_a_cursor_in_a_big_notebook_is_found_by_bounded_searches() -> None:
+    """Past FULL_SEARCH cells a look tries the cells near where the cursor was and one chunk more, never all."""
+    from jupyter_ydoc import YNotebook
+    from pycrdt import Assoc, Doc, StickyIndex
+
+    from jupyter_pair_mcp.services import presence_focus as pf
+
+    doc = Doc()
+    notebook = YNotebook(doc)
+    count = pf.FULL_SEARCH + 100
+    notebook.set(
+        {
+            "cells": [{"cell_type": "code", "source": f"x = {i}", "metadata": {}, "id": f"c{i}"} for i in range(count)],
+            "metadata": {},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+    )
+    room = type("Room", (), {"ydoc": doc})()
+    target = count - 10
+    head = StickyIndex.new(notebook.ycells[target]["source"], 2, Assoc.AFTER).to_json()
+    start, looks = 0, 0
+    while True:
+        looks += 1
+        found, start_next = pf.find_cell(room, head, None, start)
+        if found is not None:
+            break
+        assert start_next == start + pf.CHUNK  # one chunk further each look
+        start = start_next
+    assert (found, looks) == (f"c{target}", target // pf.CHUNK + 1)
+    near = StickyIndex.new(notebook.ycells[target - 5]["source"], 1, Assoc.AFTER).to_json()
+    assert pf.find_cell(room, near, target, 0) == (f"c{target - 5}", None)  # near the last cell: the first look
+    small = type("Room", (), {"ydoc": Doc()})()
+    assert pf.find_cell(small, head, None) == (None, None)  # no such cell, nothing left to search

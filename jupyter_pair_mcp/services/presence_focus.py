@@ -21,10 +21,13 @@ they are typing there now - so an agent can keep out of a person's way.
 from __future__ import annotations
 
 import json
+import logging
 import time
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
+
+from pycrdt import Array, Assoc, StickyIndex, Text
 
 from jupyter_pair_mcp.adapters.rooms import awareness as aw
 from jupyter_pair_mcp.adapters.rooms.updates import client_ids, deleted_client_ids
@@ -36,6 +39,13 @@ MAX_CURRENT = 4096
 #: Writers remembered per room (the oldest forgotten first) and cursors memoized in all.
 MAX_WRITERS = 256
 MAX_MEMO = 4096
+#: Cells searched for a cursor: all of them up to this many, else those within NEAR of where it was last.
+FULL_SEARCH = 300
+NEAR = 16
+CHUNK = 64
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 def focus_of(current: Any) -> tuple[str, str] | None:
@@ -88,6 +98,8 @@ class Focus:
         # Per room document: {client id: when it last wrote}; the subscription lives with the document.
         self._writers: weakref.WeakKeyDictionary[Any, dict[int, float]] = weakref.WeakKeyDictionary()
         self._memo: dict[tuple[int, int, str], str | None] = {}  # (id(ydoc), client, cursor JSON) -> cell id
+        self._last: dict[tuple[int, int], str] = {}  # (id(ydoc), client) -> the cell its cursor was last in
+        self._sweeps: dict[tuple[int, int], int] = {}  # (id(ydoc), client) -> where a big notebook's search goes on
 
     # -- typing -------------------------------------------------------------------------------------
     def watch(self, room: Any) -> None:
@@ -99,8 +111,12 @@ class Focus:
         clock = self.clock
 
         def on_update(event: Any) -> None:
-            update = event.update
-            ids = client_ids(update) or deleted_client_ids(update)
+            try:  # inside the room's commit: never let a bad update break it
+                update = event.update
+                ids = client_ids(update) or deleted_client_ids(update)
+            except Exception:
+                log.debug("an update's writer could not be read")
+                return
             now = clock()
             for client_id in ids:
                 writers.pop(client_id, None)
@@ -120,35 +136,118 @@ class Focus:
         return any(now - writers.get(c, -float("inf")) <= self.window for c in client_ids)
 
     # -- cells --------------------------------------------------------------------------------------
-    def cell_of(self, room: Any, p: aw.Participant, state: dict[str, Any]) -> str | None:
-        """The id of the cell participant ``p`` is in (its ``activeCellId``, else its primary cursor's cell)."""
+    def cells(
+        self, room: Any, tabs: dict[str, list[aw.Participant]], where: Callable[[str], int | None]
+    ) -> dict[str, str]:
+        """Per user, the id of the cell a tab of theirs is in (the first tab that is in one); ``where`` gives a
+        cell's index from the room's cell index."""
+        states = aw.states(room)
+        found: dict[str, str] = {}
+        for uid, mine in tabs.items():
+            for p in mine:
+                cell_id = self.cell_of(room, p, states.get(p.client_id) or {}, where)
+                if cell_id is not None:
+                    found[uid] = cell_id
+                    break
+        return found
+
+    def cell_of(
+        self, room: Any, p: aw.Participant, state: dict[str, Any], where: Callable[[str], int | None]
+    ) -> str | None:
+        """The id of the cell participant ``p`` is in: its ``activeCellId``, an agent's ``agent.cell_id``, else
+        its primary cursor's cell (decoded once per cursor move)."""
         active = state.get("activeCellId")
         if isinstance(active, str) and active:
             return active  # the caller keeps it only when the cell index knows it
         agent = p.agent
         if agent is not None and isinstance(agent.get("cell_id"), str):
             return str(agent["cell_id"])  # our agents say which cell they work in
-        if not p.cursors:
+        head = p.cursors[0].get("head") if p.cursors else None
+        if not isinstance(head, dict):
             return None
-        head = p.cursors[0].get("head")
-        key = (id(room.ydoc), p.client_id, json.dumps(head, sort_keys=True, default=str)[:512])
-        if key in self._memo:
-            return self._memo[key]
-        placed = aw.place(room, "notebook", p.cursors[0])
-        cell_id = placed.cell_id if placed is not None else None
-        if len(self._memo) >= MAX_MEMO:
-            self._memo.clear()
-        self._memo[key] = cell_id
+        ydoc_id, client = id(room.ydoc), p.client_id
+        key = (ydoc_id, client, json.dumps(head, sort_keys=True, default=str)[:512])
+        if key not in self._memo:
+            if len(self._memo) >= MAX_MEMO or len(self._sweeps) >= MAX_MEMO:
+                self._memo.clear()
+                self._last.clear()
+                self._sweeps.clear()
+            last = self._last.get((ydoc_id, client))
+            near = where(last) if last is not None else None
+            start = self._sweeps.pop((ydoc_id, client), 0)
+            found, searched = find_cell(room, head, near, start)
+            if found is None and searched is not None:  # a big notebook, not searched whole: on from there next time
+                self._sweeps[(ydoc_id, client)] = searched
+                return None
+            self._memo[key] = found
+        cell_id = self._memo[key]
+        if cell_id is not None:
+            self._last[(ydoc_id, client)] = cell_id
         return cell_id
 
-    def cells(self, room: Any, tabs: dict[str, list[aw.Participant]]) -> dict[str, str]:
-        """Per user, the id of the cell a tab of theirs is in (the first tab that is in one)."""
-        states = aw.states(room)
-        found: dict[str, str] = {}
-        for uid, mine in tabs.items():
-            for p in mine:
-                cell_id = self.cell_of(room, p, states.get(p.client_id) or {})
-                if cell_id is not None:
-                    found[uid] = cell_id
-                    break
-        return found
+
+def find_cell(room: Any, head: dict[str, Any], near: int | None, start: int = 0) -> tuple[str | None, int | None]:
+    """The id of the cell whose source relative position ``head`` points into (None: none), and, when the
+    search did not cover every cell, where the next one should start.
+
+    pycrdt reaches a cell only by index, each access walking the array from its start, so a big notebook's
+    cells are never all tried at once: up to :data:`FULL_SEARCH` cells, all; beyond, the :data:`NEAR` cells
+    either side of ``near`` (where this cursor was last) and :data:`CHUNK` cells from ``start``, the next
+    call going on from there: a cursor that jumped far in a big notebook is placed within (cells / CHUNK) looks,
+    each trying at most 2 * NEAR + 1 + CHUNK cells.
+    """
+    ycells = room.ydoc.get("cells", type=Array)
+    count = len(ycells)
+    following: int | None = None
+    if count <= FULL_SEARCH:
+        order = list(range(count))
+    else:
+        start = start if start < count else 0
+        following = start + CHUNK if start + CHUNK < count else 0
+        around = range(max(0, near - NEAR), min(count, near + NEAR + 1)) if near is not None else range(0)
+        order = [*around, *(i for i in range(start, min(count, start + CHUNK)) if i not in around)]
+    if near is not None:
+        order.sort(key=lambda i: abs(i - near))
+    wanted_type, wanted_item = head.get("type"), head.get("item")
+    assoc = Assoc.BEFORE if (head.get("assoc") or 0) < 0 else Assoc.AFTER
+    units = _guard(_index, room.ydoc, head) if wanted_item else None
+    if wanted_item and units is None:
+        return None, None
+    for i in order:
+        ycell = ycells[i]
+        ytext = ycell.get("source")
+        if not isinstance(ytext, Text):
+            continue
+        if wanted_type and not wanted_item:
+            if (_guard(_sticky, ytext, 0, Assoc.BEFORE) or {}).get("type") == wanted_type:
+                return str(ycell.get("id")), None
+            continue
+        text = str(ytext)
+        length = aw.utf16_offset(text, len(text))
+        assert units is not None
+        if not (units < length if assoc == Assoc.AFTER else 0 < units <= length):
+            continue
+        if (_guard(_sticky, ytext, units, assoc) or {}).get("item") == wanted_item:
+            return str(ycell.get("id")), None
+    return None, following
+
+
+def _index(ydoc: Any, position: dict[str, Any]) -> int:
+    with ydoc.transaction() as txn:
+        return int(StickyIndex.from_json(position).get_index(txn))
+
+
+def _sticky(ytext: Any, units: int, assoc: Assoc) -> dict[str, Any]:
+    return dict(StickyIndex.new(ytext, units, assoc).to_json())
+
+
+def _guard(call: Callable[..., T], *args: Any) -> T | None:
+    """A pycrdt call on positions another client sent, which may panic (PanicException is a BaseException)."""
+    try:
+        return call(*args)
+    except Exception:
+        return None
+    except BaseException as exc:
+        if type(exc).__name__ != "PanicException":
+            raise
+        return None

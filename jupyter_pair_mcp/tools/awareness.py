@@ -152,10 +152,12 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         path: str, kind: str, room: Any, tabs: dict[str, list[aw.Participant]]
     ) -> dict[str, tuple[str, int]]:
         """Per user, the cell (id, index) a tab of theirs is in; the index from the room's cell index."""
-        found = service().focus.cells(room, tabs) if kind == "notebook" else {}
-        if not found:
+        if kind != "notebook":
             return {}
         await b.rooms.notebook(path)  # the room's cell index, built once per room
+        found = service().focus.cells(room, tabs, lambda c: b.rooms.cell_positions(path, [c])[c])
+        if not found:
+            return {}
         positions = b.rooms.cell_positions(path, list(set(found.values())))
         return {uid: (c, i) for uid, c in found.items() if (i := positions.get(c)) is not None}
 
