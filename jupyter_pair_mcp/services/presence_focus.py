@@ -3,7 +3,8 @@ they are typing there now - so an agent can keep out of a person's way.
 
 - **Focus** comes from JupyterLab's global awareness room (jupyter-collaboration's ``rtcGlobalAwareness``),
   where each tab publishes ``current``: the main area's current widget as the layout restorer names it,
-  ``<namespace>:<name>``. For a document widget the name is the path (``notebook:a.ipynb``,
+  ``<namespace>:<name>`` (jupyter-collaboration copies the restorer's saved ``main.current`` when it matches
+  ``^\\w+:.+``, else publishes null). For a notebook or editor the name is the path (``notebook:a.ipynb``,
   ``editor:b.py``); other widgets (the launcher, a terminal) are no document. A person with several tabs:
   the state renewed last (awareness ``lastUpdated``) wins.
 - **The cell** comes from the notebook room's awareness: ``activeCellId`` when a frontend extension publishes
@@ -32,8 +33,8 @@ from pycrdt import Array, Assoc, StickyIndex, Text
 from jupyter_pair_mcp.adapters.rooms import awareness as aw
 from jupyter_pair_mcp.adapters.rooms.updates import client_ids, deleted_client_ids
 
-#: The layout restorer's namespaces of document widgets (``<namespace>:<path>``).
-DOCUMENT_WIDGETS = frozenset({"notebook", "editor", "markdownviewer-widget"})
+#: The layout restorer's namespaces of the widgets documents open in by default (``<namespace>:<path>``).
+DOCUMENT_WIDGETS = frozenset({"notebook", "editor"})
 #: Longest ``current`` read from a browser's state (anything longer is no path we serve).
 MAX_CURRENT = 4096
 #: Writers remembered per room (the oldest forgotten first) and cursors memoized in all.
