@@ -215,6 +215,12 @@ class JupyterPairMCP(Limits, ExtensionApp):
         it sets itself offline). Default: 10.""",
     ).tag(config=True)
 
+    typing_window = Float(
+        3.0,
+        help="""Seconds after a person's last keystroke in a document during which get_online_users says they
+        are typing there (so an agent can keep out of their way). Default: 3.""",
+    ).tag(config=True)
+
     stop_agents_users = List(
         Unicode(),
         default_value=[],
@@ -311,6 +317,8 @@ class JupyterPairMCP(Limits, ExtensionApp):
             timeout=self.presence_timeout,
             stateless_timeout=self.stateless_presence_timeout,
             log=self.activity,
+            typing_window=self.typing_window,
+            single_user=type(self.serverapp.identity_provider) in (IdentityProvider, PasswordIdentityProvider),
         )
         self.actors.on_end(self.presence.ended)
         if getattr(self.rooms, "journal", None) is not None:

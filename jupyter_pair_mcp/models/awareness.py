@@ -17,6 +17,13 @@ class Selection(BaseModel):
     end: Position = Field(description="End.")
 
 
+class DocumentFocus(BaseModel):
+    path: str
+    cell_id: str | None = Field(default=None, description="The cell they are in (notebooks).")
+    index: int | None = Field(default=None, description="That cell's index, 0-based.")
+    typing: bool = Field(default=False, description="Typed here within the last few seconds.")
+
+
 class OnlineUser(BaseModel):
     user_id: str = Field(description="The awareness username (agents: mcp-agent-<key>).")
     name: str
@@ -25,6 +32,8 @@ class OnlineUser(BaseModel):
     documents: list[str] = Field(description="Paths of the open documents this user is in.")
     is_agent: bool = Field(description="True for MCP agents (their awareness state carries an 'agent' field).")
     is_you: bool = Field(default=False, description="True for the calling agent itself.")
+    focused_document: str | None = Field(default=None, description="The document focused in JupyterLab.")
+    positions: list[DocumentFocus] = Field(default_factory=list, description="Per document: cell, typing.")
 
 
 class OnlineUsers(BaseModel):

@@ -8,6 +8,8 @@ URIs (paths percent-encoded, ``/`` included, so any path round-trips):
 - ``notebook://{path}/cells``: JSON list of cells
 - ``notebook://{path}/cells/{cell_id}``: one cell: its source text, then each output (images as blobs)
 - ``document://{path}``: a text file's live content
+- ``notebook://current``: the notebook the person behind the credential has focused in JupyterLab (from its
+  global awareness), read as ``notebook://{path}`` reads it; ``_meta.path`` names it
 
 We serve ``resources/list``, ``resources/templates/list`` and ``resources/read`` ourselves instead of
 through MCPServer's resource manager: a listing of every file is paged (no static registry holds it), a
@@ -90,7 +92,15 @@ TEMPLATES = [
         description="One cell: its source (text/x-python, text/markdown...), then each output (images as blobs).",
     ),
     ResourceTemplate(uri_template="document://{path}", name="document", description="A text file, live."),
+    ResourceTemplate(
+        uri_template="notebook://current",
+        name="notebook-current",
+        mime_type="text/markdown",
+        description="The notebook you have focused in JupyterLab, as notebook://{path} reads it.",
+    ),
 ]
+CURRENT = "notebook://current"
+"""The focused notebook's URI (a notebook whose path is ``current`` is still read by its ``/json`` and ``/cells``)."""
 
 
 def notebook_uri(path: str, view: str = "") -> str:
@@ -137,9 +147,14 @@ def register_resources(server: MCPServer, b: Backends) -> None:
             ref = parse_uri(uri)
             if ref is None:
                 raise NotFound(f"no resource {uri!r}: see resources/templates/list for the URIs this server serves")
+            if uri == CURRENT:
+                ref = ResourceRef("notebook", readers.focused(context))
             if b.stops and ref.kind != "list":
                 _admit(b, context, ref.path)
-            return ReadResourceResult(contents=await readers.read(context, uri, ref))
+            contents = await readers.read(context, uri, ref)
+            if uri == CURRENT:
+                contents[0].meta = {**(contents[0].meta or {}), "path": ref.path}
+            return ReadResourceResult(contents=contents)
         except NotFound as exc:
             raise not_found(ctx.protocol_version, uri, str(exc)) from None
         except PairMCPError as exc:
@@ -202,6 +217,17 @@ class _Readers:
         if ref.cell_id is not None:
             return await self.cell(ctx, uri, ref.path, ref.cell_id)
         return [await self.notebook(ctx, uri, ref.path, ref.view)]
+
+    def focused(self, ctx: Context) -> str:
+        """The path of the notebook the caller's person has focused in JupyterLab, else an error saying so."""
+        presence = self.b.presence
+        path = presence.focused_notebook(self.b.actors.of(ctx)) if presence is not None else None
+        if path is None:
+            raise NotFound(
+                "no notebook is focused in JupyterLab by the user of this credential: open one there (or read "
+                "notebook://{path} for any notebook)"
+            )
+        return str(path)
 
     # -- the listing ----------------------------------------------------------------------------
     async def page(self, cursor: str | None) -> tuple[list[Resource], str | None]:

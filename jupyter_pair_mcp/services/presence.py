@@ -26,7 +26,8 @@ from jupyter_pair_mcp.adapters.rooms import awareness as aw
 from jupyter_pair_mcp.services.activity import Activity, ActivityLog
 from jupyter_pair_mcp.services.actors import Actor
 from jupyter_pair_mcp.services.agent_identity import display_name, user_id
-from jupyter_pair_mcp.services.global_presence import GlobalPresence
+from jupyter_pair_mcp.services.global_presence import GLOBAL_ROOM, GlobalPresence
+from jupyter_pair_mcp.services.presence_focus import Focus, focused_notebook
 from jupyter_pair_mcp.services.presence_states import Agent, Presence, document_state, global_state
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,8 @@ class PresenceService:
         tick: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
         log: ActivityLog | None = None,
+        typing_window: float = 3.0,
+        single_user: bool = False,
     ) -> None:
         self.rooms = rooms
         self.clock = clock  # ages and renewals count on it (tests move it by hand instead of racing real time)
@@ -62,6 +65,8 @@ class PresenceService:
         self._log = log if log is not None else ActivityLog(max_activities)  # shared with the activity panel
         self._task: asyncio.Task[None] | None = None
         self.lab = GlobalPresence(rooms, self._client_id, self._send, lambda: self.clock())
+        self.focus = Focus(typing_window)  # what people look at and type in (get_online_users)
+        self.single_user = single_user  # Jupyter's own identity providers: everyone with a credential is one person
 
     # -- agents -----------------------------------------------------------------------------------
     def touch(self, actor: Actor) -> Agent:
@@ -98,6 +103,10 @@ class PresenceService:
     def is_agent_client(self, client_id: int) -> bool:
         return client_id in self._clocks
 
+    def focused_notebook(self, actor: Actor) -> str | None:
+        """The notebook the person behind ``actor``'s credential has focused in JupyterLab (None: none)."""
+        return focused_notebook(aw.room(self.rooms, GLOBAL_ROOM), actor.username, anyone=self.single_user)
+
     def rooms_of(self, actor: Actor) -> list[Presence]:
         return [p for p in self._presences.values() if p.key == actor.key]
 
@@ -120,6 +129,7 @@ class PresenceService:
         room = aw.room(self.rooms, room_id)
         if room is None or room_id is None:
             return None
+        self.focus.watch(room)
         if agent.status == "offline":
             agent.status = "online"
         agent.current_document = path

@@ -22,6 +22,7 @@ from jupyter_pair_mcp.models.awareness import (
     ActivityEntry,
     CollabSession,
     CollabSessions,
+    DocumentFocus,
     JoinResult,
     OkResult,
     OnlineUser,
@@ -35,7 +36,9 @@ from jupyter_pair_mcp.models.awareness import (
     UserPresence,
 )
 from jupyter_pair_mcp.services.agent_identity import user_id as agent_user_id
+from jupyter_pair_mcp.services.global_presence import GLOBAL_ROOM
 from jupyter_pair_mcp.services.presence import STATUSES, PresenceService
+from jupyter_pair_mcp.services.presence_focus import focused
 from jupyter_pair_mcp.tools.notebook import check_max
 from jupyter_pair_mcp.tools.params import DocumentPath, NotebookPath, OnlyDocument
 from jupyter_pair_mcp.tools.registry import READ, Backends, ToolSpec
@@ -113,12 +116,19 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
 
     async def get_online_users(ctx: Context, document_path: OnlyDocument = None) -> OnlineUsers:
         """Who (people and agents) is in which open documents now."""
-        me = agent_user_id(service().touch(b.actors.of(ctx)).actor)
+        presence = service()
+        me = agent_user_id(presence.touch(b.actors.of(ctx)).actor)
         path = (await b.contents.require_document(document_path))[0] if document_path is not None else None
+        lab = focused(aw.room(b.rooms, GLOBAL_ROOM))
         users: dict[str, OnlineUser] = {}
-        for _, _, room_path, room in open_rooms(path):
-            for p in aw.people(room):  # what get_notebook's collaboration.users lists, room by room
-                uid = str(p.user["username"])
+        for _, kind, room_path, room in open_rooms(path):
+            presence.focus.watch(room)
+            tabs: dict[str, list[aw.Participant]] = {}
+            for p in aw.participants(room):  # what get_notebook's collaboration.users lists, room by room
+                tabs.setdefault(str(p.user["username"]), []).append(p)
+            cells = await _cells(room_path, kind, room, tabs)
+            for uid, mine in tabs.items():
+                p = mine[0]
                 user = users.get(uid)
                 if user is None:
                     user = users[uid] = OnlineUser(
@@ -129,10 +139,27 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
                         documents=[],
                         is_agent=p.agent is not None,
                         is_you=uid == me,
+                        focused_document=lab[uid][2] if uid in lab else None,
                     )
                 if room_path not in user.documents:
                     user.documents.append(room_path)
+                    cell_id, index = cells.get(uid, (None, None))
+                    typing = presence.focus.typing(room, [t.client_id for t in mine])
+                    user.positions.append(DocumentFocus(path=room_path, cell_id=cell_id, index=index, typing=typing))
         return OnlineUsers(users=list(users.values()))
+
+    async def _cells(
+        path: str, kind: str, room: Any, tabs: dict[str, list[aw.Participant]]
+    ) -> dict[str, tuple[str, int]]:
+        """Per user, the cell (id, index) a tab of theirs is in; the index from the room's cell index."""
+        if kind != "notebook":
+            return {}
+        await b.rooms.notebook(path)  # the room's cell index, built once per room
+        found = service().focus.cells(room, tabs, lambda c: b.rooms.cell_positions(path, [c])[c])
+        if not found:
+            return {}
+        positions = b.rooms.cell_positions(path, list(set(found.values())))
+        return {uid: (c, i) for uid, c in found.items() if (i := positions.get(c)) is not None}
 
     async def get_user_presence(
         ctx: Context,
