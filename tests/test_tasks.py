@@ -10,6 +10,8 @@ from typing import Any
 import httpx2
 import pytest
 
+from jupyter_pair_mcp.services.tasks import TaskStore
+
 from .conftest import LEGACY_VERSION, MCP_HEADERS, call_tool, open_session, rpc, sse_messages, until, within
 from .test_audit import SCHEMA_ID
 
@@ -300,3 +302,35 @@ class TestBounds:
             assert extension._built().tasks.count <= 2
         finally:
             await client.close()
+
+
+# Pure logic of the store (no server): what no wire test can time.
+
+
+async def test_a_task_cancelled_before_its_run_began_ends_cancelled() -> None:
+    store = TaskStore()
+    task = store.create("p", "execute_code", None)
+
+    async def never() -> dict[str, Any]:
+        raise AssertionError("not reached")
+
+    store.start(task, never)
+    await store.cancel("p", task.id)
+    assert task.status == "cancelled" and task.done.is_set()
+
+
+async def test_results_are_bounded_per_principal_and_others_are_untouched() -> None:
+    store = TaskStore(max_principal_bytes=1000, max_bytes=10_000)
+    made = []
+    for principal in ("a", "a", "a", "b"):
+        task = store.create(principal, "execute_code", None)
+        store.start(task, lambda: _result(400))
+        await task.done.wait()
+        made.append(task)
+    kept = {t.id for t in store.owned("a")}
+    assert made[0].id not in kept and {made[1].id, made[2].id} <= kept  # the oldest went first
+    assert [t.id for t in store.owned("b")] == [made[3].id]
+
+
+async def _result(chars: int) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": "x" * chars}]}

@@ -137,10 +137,18 @@ class TaskStore:
     def start(self, task: Task, run: Callable[[], Awaitable[dict[str, Any]]]) -> None:
         """Run the call in a task no request owns: a dropped connection does not cancel it, :meth:`cancel` does."""
         task.runner = asyncio.get_running_loop().create_task(self._run(task, run), name=f"jnmcp-task-{task.tool}")
+        task.runner.add_done_callback(lambda _: self._ended(task))
+
+    def _ended(self, task: Task) -> None:
+        """A runner cancelled before its first step never enters :meth:`_run`: it still ends its task."""
+        if not task.terminal:
+            self._finish(task, "cancelled", message="cancelled before the run began")
 
     async def _run(self, task: Task, run: Callable[[], Awaitable[dict[str, Any]]]) -> None:
         try:
             result = await run()
+            # A result can be megabytes (images): measured off the event loop.
+            size = len(await asyncio.to_thread(json.dumps, result, default=str))
         except asyncio.CancelledError:
             self._finish(task, "cancelled", message="cancelled: the run was interrupted")
         except TaskFailed as exc:
@@ -152,7 +160,8 @@ class TaskStore:
             self._finish(task, "failed", error={"code": -32603, "message": message}, message=message)
         else:
             failed = bool(result.get("isError"))
-            self._finish(task, "completed", result=result, message="finished with a tool error" if failed else "done")
+            message = "finished with a tool error" if failed else "done"
+            self._finish(task, "completed", result=result, message=message, size=size)
 
     def _finish(
         self,
@@ -162,9 +171,10 @@ class TaskStore:
         result: dict[str, Any] | None = None,
         error: dict[str, Any] | None = None,
         message: str,
+        size: int | None = None,
     ) -> None:
         task.status, task.message, task.error, task.updated = status, message, error, time.time()
-        task.size = len(json.dumps(result or error or {}, default=str))
+        task.size = len(json.dumps(error or {}, default=str)) if size is None else size
         if result is not None and task.size > min(self.max_principal_bytes, self.max_bytes):
             note = (
                 f"the result of {task.tool} ({task.size} bytes) is larger than a task may keep "
