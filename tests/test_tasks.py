@@ -5,10 +5,24 @@ only its creator sees it. Without the opt-in a call is answered as ever."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Literal
 
+import anyio
 import httpx2
 import pytest
+from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
+from mcp_types import (
+    CallToolResult,
+    CreateTaskResult,
+    GetTaskPayloadRequest,
+    GetTaskPayloadRequestParams,
+    GetTaskRequest,
+    GetTaskRequestParams,
+    GetTaskResult,
+    Request,
+    RequestParams,
+    Result,
+)
 
 from jupyter_pair_mcp.services.tasks import TaskStore
 
@@ -304,6 +318,72 @@ class TestBounds:
             await client.close()
 
 
+class TaskHandle(Result):
+    """The 2026 ``CreateTaskResult``, as a client extension claims it."""
+
+    result_type: Literal["task"] = "task"
+    task_id: str
+    status: str
+
+
+class TaskIdParams(RequestParams):
+    task_id: str
+
+
+class TaskState(Result):
+    task_id: str
+    status: str
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+
+
+class GetTask(Request[TaskIdParams, Literal["tasks/get"]]):
+    method: Literal["tasks/get"] = "tasks/get"
+    params: TaskIdParams
+    name_param: ClassVar[str | None] = "taskId"
+
+
+async def poll(session: Any, task_id: str) -> TaskState:
+    return await session.send_request(GetTask(params=TaskIdParams(task_id=task_id)), TaskState)
+
+
+async def finish(handle: TaskHandle, ctx: ClaimContext) -> CallToolResult:
+    """The tasks extension's client side: poll until the task ends; its result is the call's."""
+    while (state := await poll(ctx.session, handle.task_id)).status == "working":
+        await anyio.sleep(0.05)  # the client's poll loop (the server suggests 1 s; a test need not wait that long)
+    assert state.status == "completed", state
+    return CallToolResult.model_validate(state.result)
+
+
+class Tasks(ClientExtension):
+    """The SDK client with the Tasks extension (SEP-2663): the SDK has the claim hook, not the extension."""
+
+    identifier = TASKS
+
+    def claims(self) -> list[ResultClaim[Any]]:
+        return [ResultClaim(result_type="task", model=TaskHandle, resolve=finish)]
+
+
+async def test_the_sdk_client_of_2026_runs_a_call_as_a_task_and_a_new_client_finishes_it(
+    mcp_client: Any, make_notebook: Any, jp_root_dir: Path
+) -> None:
+    """With the extension, the SDK client's call_tool is answered by polling the task; a client that takes the
+    task handle and goes away leaves the run going, and a new client polls it to the end."""
+    path = make_notebook("sdk.ipynb", code("40 + 2", LONG))
+    async with mcp_client(mode=MODERN, extensions=[Tasks()]) as client:
+        assert (await call_tool(client, "execute_notebook_cell", path=path, cell_id="k0"))["outputs"][0]["text"] == "42"
+        arguments = {"path": path, "cell_id": "k1", "timeout": 120}
+        handle = await within(client.session.call_tool("execute_notebook_cell", arguments, allow_claimed=True))
+        assert isinstance(handle, TaskHandle) and handle.status == "working"
+    async with mcp_client(mode=MODERN, extensions=[Tasks()]) as again:
+        assert (await poll(again.session, handle.task_id)).status == "working"
+        (jp_root_dir / "go").touch()
+        context = ClaimContext(session=again.session, tool_name="", read_timeout_seconds=None)
+        result = await within(finish(handle, context))
+        printed = "".join(o["text"] for o in result.structured_content["outputs"])
+        assert "step 0" in printed and "finished" in printed
+
+
 # Pure logic of the store (no server): what no wire test can time.
 
 
@@ -334,3 +414,23 @@ async def test_results_are_bounded_per_principal_and_others_are_untouched() -> N
 
 async def _result(chars: int) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": "x" * chars}]}
+
+
+async def test_the_sdk_client_of_2025_polls_a_task_with_the_sdk_task_types(
+    mcp_client: Any, mcp_url: str, auth: dict[str, str], make_notebook: Any
+) -> None:
+    """The SDK client validates a 2025-11-25 ``tools/call`` answer as a CallToolResult only, so the task is made
+    over raw JSON-RPC; the SDK client (another session, same credential) polls it with the SDK's task types."""
+    path = make_notebook("sdk25.ipynb", code("40 + 2"))
+    raw = await Legacy(mcp_url, auth).open()
+    arguments = {"path": path, "cell_id": "k0", "timeout": 60}
+    body = {"name": "execute_notebook_cell", "arguments": arguments, "task": {"ttl": 5000}}
+    created = CreateTaskResult.model_validate((await raw.request("tools/call", body))["result"])
+    await raw.close()
+    async with mcp_client() as client:
+        payload = GetTaskPayloadRequest(params=GetTaskPayloadRequestParams(task_id=created.task.task_id))
+        result = await within(client.session.send_request(payload, CallToolResult), 60)
+        assert result.structured_content["outputs"][0]["text"] == "42"
+        get = GetTaskRequest(params=GetTaskRequestParams(task_id=created.task.task_id))
+        state = await within(client.session.send_request(get, GetTaskResult))
+        assert state.status == "completed" and state.ttl == 5000
