@@ -33,6 +33,7 @@ pytestmark = pytest.mark.usefixtures("jp_serverapp")
 
 MODERN = "2026-07-28"
 TASKS = "io.modelcontextprotocol/tasks"
+PROGRESS = "jupyter-pair-mcp/progress"
 #: A 20-second cell printing its progress, which ends at once when the test creates ``go``.
 LONG = (
     "import os, time\n"
@@ -434,3 +435,33 @@ async def test_the_sdk_client_of_2025_polls_a_task_with_the_sdk_task_types(
         get = GetTaskRequest(params=GetTaskRequestParams(task_id=created.task.task_id))
         state = await within(client.session.send_request(get, GetTaskResult))
         assert state.status == "completed" and state.ttl == 5000
+
+
+async def test_cancel_in_the_2025_era_answers_the_cancelled_task(
+    mcp_url: str, auth: dict[str, str], make_notebook: Any, mcp_client: Any
+) -> None:
+    path = make_notebook(
+        "up.ipynb", code("import time\nprint('up', flush=True)\nwhile True:\n    time.sleep(0.01)", "'free'")
+    )
+    client = await Legacy(mcp_url, auth).open()
+    try:
+        arguments = {"path": path, "cell_id": "k0", "timeout": 600}
+        body = {"name": "execute_notebook_cell", "arguments": arguments, "task": {}}
+        task_id = (await client.request("tools/call", body))["result"]["task"]["taskId"]
+
+        async def up() -> bool:
+            polled = (await client.request("tasks/get", {"taskId": task_id}))["result"]
+            return any("up" in o["text"] for o in polled.get("_meta", {}).get(PROGRESS, {}).get("outputs", []))
+
+        await until(up, limit=60, what="the cell running")
+        cancelled = (await client.request("tasks/cancel", {"taskId": task_id}))["result"]
+        assert cancelled["status"] == "cancelled", cancelled
+        no_result = await client.request("tasks/result", {"taskId": task_id})
+        assert "was cancelled" in no_result["error"]["message"]
+        again = await client.request("tasks/cancel", {"taskId": task_id})
+        assert "already cancelled" in again["error"]["message"]
+        async with mcp_client() as other:  # the endless run was interrupted: the next one is served
+            free = await call_tool(other, "execute_notebook_cell", path=path, cell_id="k1", timeout=60)
+            assert free["outputs"][0]["text"] == "'free'"
+    finally:
+        await client.close()
