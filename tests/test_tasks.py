@@ -155,7 +155,7 @@ async def test_a_task_outlives_its_client_and_a_new_client_polls_it_to_the_end(
         structured = result["structuredContent"]
         assert structured["status"] == "ok"
         printed = "".join(o["text"] for o in structured["outputs"])
-        assert "step 0" in printed and "finished" in printed
+        assert all(f"step {i}\n" in printed for i in range(20)) and "finished" in printed  # every output
         done = (await second.request("tasks/get", {"taskId": task_id}))["result"]
         assert done["status"] == "completed" and "_meta" not in done
     finally:
@@ -465,3 +465,33 @@ async def test_cancel_in_the_2025_era_answers_the_cancelled_task(
             assert free["outputs"][0]["text"] == "'free'"
     finally:
         await client.close()
+
+
+class TestViewer:
+    @pytest.fixture
+    def jp_server_config(self, jp_server_config: Any) -> Any:
+        from .conftest import ReadOnlyAuthorizer
+
+        jp_server_config.ServerApp.authorizer_class = ReadOnlyAuthorizer
+        return jp_server_config
+
+    async def test_a_caller_who_may_not_run_code_gets_no_task_but_the_usual_refusal(
+        self, mcp_url: str, auth: dict[str, str], make_notebook: Any, audited: list[dict[str, Any]], extension: Any
+    ) -> None:
+        path = make_notebook("viewed.ipynb", code("1"))
+        legacy = await Legacy(mcp_url, auth).open()
+        modern = Modern(mcp_url, auth)
+        try:
+            arguments = {"path": path, "cell_id": "k0"}
+            for client, body in (
+                (legacy, {"name": "execute_notebook_cell", "arguments": arguments, "task": {}}),
+                (modern, {"name": "execute_notebook_cell", "arguments": arguments}),
+            ):
+                refused = (await client.request("tools/call", body))["result"]
+                assert refused["isError"] is True and "not authorized" in refused["content"][0]["text"], refused
+            await until(lambda: len(audited) == 2, what="the refusals' events")
+            assert [(e["outcome"], e["error"]) for e in audited] == [("refused", "permission_denied")] * 2
+            assert extension._built().tasks.count == 0
+        finally:
+            await legacy.close()
+            await modern.close()
