@@ -123,6 +123,8 @@ async def test_a_task_outlives_its_client_and_a_new_client_polls_it_to_the_end(
     support = {t["name"]: t.get("execution", {}).get("taskSupport") for t in listed["result"]["tools"]}
     assert support["execute_notebook_cell"] == support["execute_code"] == "optional"
     assert support["get_notebook"] is None
+    as_task = {"name": "get_notebook", "arguments": {"path": path}, "task": {}}
+    assert (await first.request("tools/call", as_task))["error"]["code"] == -32601  # listed without task support
     started = await first.request(
         "tools/call",
         {

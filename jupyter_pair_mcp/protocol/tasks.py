@@ -37,6 +37,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import (
     INVALID_PARAMS,
     INVALID_REQUEST,
+    METHOD_NOT_FOUND,
     PaginatedRequestParams,
     RequestParams,
     ServerTasksCapability,
@@ -155,11 +156,15 @@ class TaskCalls:
         return {"resultType": "task", **fields} if _modern(ctx) else {"task": fields}
 
     def _wanted(self, ctx: Any, params: Mapping[str, Any]) -> float | None:
-        """The TTL (seconds; 0 for the default) a task of this call should have, or None: not a task."""
+        """The TTL (seconds; 0 for the default) a task of this call should have, or None: not a task.
+
+        2026-07-28: the server decides, and an edit that runs nothing needs no task. 2025-11-25: the client
+        does, and asking it of a tool not listed with task support is refused (-32601, as the spec says).
+        """
         name, arguments = params.get("name"), params.get("arguments")
-        if name not in self.permissions or (isinstance(arguments, Mapping) and arguments.get("exec") is False):
-            return None  # an edit that runs nothing needs no task
         if _modern(ctx):
+            if name not in self.permissions or (isinstance(arguments, Mapping) and arguments.get("exec") is False):
+                return None
             meta = params.get("_meta")
             capabilities = meta.get(CLIENT_CAPABILITIES) if isinstance(meta, Mapping) else None
             extensions = capabilities.get("extensions") if isinstance(capabilities, Mapping) else None
@@ -167,6 +172,9 @@ class TaskCalls:
         task = params.get("task")
         if not isinstance(task, Mapping):
             return None
+        if name not in self.permissions:
+            refusal = f"{name} does not run as a task (no execution.taskSupport): call it without task"
+            raise MCPError(METHOD_NOT_FOUND, refusal)
         ttl = task.get("ttl")
         return ttl / 1000 if isinstance(ttl, int | float) and not isinstance(ttl, bool) and ttl > 0 else 0.0
 
