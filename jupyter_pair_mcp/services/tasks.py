@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 #: The progress message of a cell run names its cell last (services/execution.py, ``OutputWriter``).
 CELL_MARK = " from cell "
+#: A poll shows the last outputs of the cell in flight, at most this many (a run may have written thousands).
+TAIL_OUTPUTS = 8
 
 
 class TaskFailed(Exception):
@@ -65,6 +67,7 @@ class Task:
     size: int = 0
     runner: asyncio.Task[None] | None = None
     done: asyncio.Event = field(default_factory=asyncio.Event)
+    peeked: tuple[float, int, list[dict[str, Any]]] | None = None  # when, at which count, what a poll showed
 
     @property
     def terminal(self) -> bool:
@@ -227,15 +230,26 @@ class TaskStore:
         return task
 
     async def outputs(self, task: Task) -> list[dict[str, Any]]:
-        """The outputs of the cell a running task is on, read from the live room (each cut at max_output_length)."""
+        """The last outputs of the cell a running task is on, read from the live room (each cut at
+        max_output_length). Read again only once the run wrote more and a poll interval passed: polls cost the
+        room one read of a few outputs per interval, however often they come."""
         if self.rooms is None or task.terminal or task.path is None or task.cell_id is None:
             return []
+        now = time.monotonic()
+        if task.peeked is not None:
+            when, count, shown = task.peeked
+            if count == task.outputs_written or now - when < self.poll_interval:
+                return shown
         try:
             view = await self.rooms.notebook(task.path)
-            outputs = view.cell(view.resolve(cell_id=task.cell_id)).outputs
+            outputs = view.ycell(task.cell_id).get("outputs")
         except PairMCPError:
             return []
-        return render_outputs(outputs, self.max_output_length)
+        total = len(outputs) if outputs is not None else 0
+        tail = [outputs[i] for i in range(max(0, total - TAIL_OUTPUTS), total)] if outputs is not None else []
+        shown = render_outputs([o.to_py() if hasattr(o, "to_py") else dict(o) for o in tail], self.max_output_length)
+        task.peeked = (now, task.outputs_written, shown)
+        return shown
 
     async def close(self, timeout: float = 5.0) -> None:
         """Cancel every running task (the server stops), waiting at most ``timeout`` seconds for them to end."""
