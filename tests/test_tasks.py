@@ -24,7 +24,7 @@ from mcp_types import (
     Result,
 )
 
-from jupyter_pair_mcp.services.tasks import TaskStore
+from jupyter_pair_mcp.services.tasks import TAIL_OUTPUTS, TaskStore
 
 from .conftest import LEGACY_VERSION, MCP_HEADERS, call_tool, open_session, rpc, sse_messages, until, within
 from .test_audit import SCHEMA_ID
@@ -497,3 +497,43 @@ class TestViewer:
         finally:
             await legacy.close()
             await modern.close()
+
+
+class _Outputs(list[dict[str, Any]]):
+    """A cell's outputs that count how many are read."""
+
+    reads = 0
+
+    def __getitem__(self, index: Any) -> Any:
+        type(self).reads += 1
+        return super().__getitem__(index)
+
+
+class _Rooms:
+    """Just enough of a room for :meth:`TaskStore.outputs` (pure logic: no server)."""
+
+    def __init__(self, outputs: _Outputs) -> None:
+        self.outputs = outputs
+        self.opened = 0
+
+    async def notebook(self, path: str) -> Any:
+        self.opened += 1
+        return self
+
+    def ycell(self, cell_id: str) -> dict[str, Any]:
+        return {"outputs": self.outputs}
+
+
+async def test_a_poll_reads_a_few_outputs_however_many_the_run_wrote() -> None:
+    outputs = _Outputs({"output_type": "stream", "name": "stdout", "text": f"line {i}\n"} for i in range(10_000))
+    rooms = _Rooms(outputs)
+    store = TaskStore(rooms=rooms, poll_interval=3600)
+    task = store.create("p", "execute_notebook_cell", "n.ipynb")
+    await task.progress(10_000, "stream from cell k0")
+    shown = await store.outputs(task)
+    assert [o["text"] for o in shown][-1] == "line 9999\n" and len(shown) == TAIL_OUTPUTS
+    assert _Outputs.reads == TAIL_OUTPUTS  # not the 10,000 outputs
+    await store.outputs(task)  # within the poll interval: what was shown, no read
+    await task.progress(10_001, "stream from cell k0")
+    await store.outputs(task)
+    assert rooms.opened == 1 and _Outputs.reads == TAIL_OUTPUTS
