@@ -468,6 +468,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
                     await asyncio.wait_for(asyncio.shield(self._building), max(0.0, ending - loop.time()))
             if self._endpoint is not None:
                 await self._endpoint.runner.stop(max(0.0, ending - loop.time()))
+                await self._endpoint.tasks.close(max(0.0, ending - loop.time()))  # runs as tasks end too
             self.log.debug("MCP sessions ended in %.2f s", loop.time() - started)
         finally:  # whatever went wrong stopping the endpoint, the documents are written
             saved = await self.rooms.save_unsaved(unsaved, timeout=max(0.0, deadline - loop.time()))

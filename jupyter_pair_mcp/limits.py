@@ -55,6 +55,36 @@ class Limits(Configurable):
         of the least recently written streams are dropped. Default: 256 MiB.""",
     ).tag(config=True)
 
+    task_ttl = Float(
+        3600.0,
+        help="""MCP tasks (long runs a client polls by id): seconds a task's result is kept from its
+        creation; a client may ask for less, not more. A running task is kept until it ends. Default: 3600.""",
+    ).tag(config=True)
+
+    max_tasks = Int(
+        1000,
+        help="""MCP tasks kept for all callers together; past it the oldest finished one is dropped, and a
+        new task is refused while every kept task is still running. 0 removes the limit. Default: 1000.""",
+    ).tag(config=True)
+
+    max_tasks_per_principal = Int(
+        64,
+        help="""MCP tasks kept for one credential; past it its oldest finished task is dropped, and a new
+        task is refused while all of them are still running. 0 removes the limit. Default: 64.""",
+    ).tag(config=True)
+
+    task_max_bytes = Int(
+        64 * 1024 * 1024,
+        help="""Bytes of MCP task results kept for all callers together; past it the oldest finished tasks
+        are dropped. Default: 64 MiB.""",
+    ).tag(config=True)
+
+    task_max_principal_bytes = Int(
+        16 * 1024 * 1024,
+        help="""Bytes of MCP task results kept for one credential; past it its oldest finished tasks are
+        dropped, and a larger result is replaced by an error saying so. Default: 16 MiB.""",
+    ).tag(config=True)
+
     max_request_body_size = Int(
         4 * 1024 * 1024,
         help="""Largest accepted request body in bytes; larger requests are answered 413 before the

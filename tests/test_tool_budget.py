@@ -23,6 +23,7 @@ from jupyter_pair_mcp.adapters.kernels.adapter import KernelsAdapter
 from jupyter_pair_mcp.adapters.rooms import RoomsAdapter
 from jupyter_pair_mcp.protocol.server import build_server
 from jupyter_pair_mcp.services.execution import ExecutionService
+from jupyter_pair_mcp.services.tasks import TaskStore
 from jupyter_pair_mcp.tools.registry import GROUPS, Backends
 
 BUDGET = 30_000  # bytes of the default tools/list result; a new tool that does not fit must make room
@@ -33,7 +34,12 @@ def listing(*, test_fixtures: bool = False, output_schemas: bool = False) -> lis
     rooms, kernels = RoomsAdapter(None), KernelsAdapter(None)
     backends = Backends(ContentsAdapter(None), rooms, kernels, ExecutionService(rooms, kernels, max_output_length=0))
     server, _ = build_server(
-        backends, groups=GROUPS, read_only=False, test_fixtures=test_fixtures, output_schemas=output_schemas
+        backends,
+        groups=GROUPS,
+        read_only=False,
+        test_fixtures=test_fixtures,
+        output_schemas=output_schemas,
+        tasks=TaskStore(),  # the tools that run code are listed with their task support
     )
     tools = asyncio.run(server.list_tools())
     result = ListToolsResult(tools=tools).model_dump(mode="json", by_alias=True, exclude_none=True)

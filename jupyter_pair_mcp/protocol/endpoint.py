@@ -21,6 +21,7 @@ from jupyter_pair_mcp.render import ImageLimits
 from jupyter_pair_mcp.revisions import Revisions
 from jupyter_pair_mcp.services.actors import Actors
 from jupyter_pair_mcp.services.execution import ExecutionService
+from jupyter_pair_mcp.services.tasks import TaskStore
 from jupyter_pair_mcp.tools.registry import Backends
 
 
@@ -65,6 +66,11 @@ class EndpointHost(Protocol):
     shutdown_timeout: float
     max_revision_bytes: int
     max_read_memory_per_principal: int
+    task_ttl: float
+    max_tasks: int
+    max_tasks_per_principal: int
+    task_max_bytes: int
+    task_max_principal_bytes: int
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,7 @@ class Endpoint:
     tool_names: list[str]
     event_store: MemoryEventStore
     runner: ManagerRunner
+    tasks: TaskStore
 
 
 def build_endpoint(app: EndpointHost) -> Endpoint:
@@ -97,12 +104,22 @@ def build_endpoint(app: EndpointHost) -> Endpoint:
         revisions=revisions,
         audit=app.audit,
     )
+    tasks = TaskStore(
+        ttl=app.task_ttl,
+        max_tasks=app.max_tasks,
+        max_tasks_per_principal=app.max_tasks_per_principal,
+        max_bytes=app.task_max_bytes,
+        max_principal_bytes=app.task_max_principal_bytes,
+        rooms=app.rooms,
+        max_output_length=app.max_output_length,
+    )
     mcp_server, tool_names = build_server(
         backends,
         groups=app.tool_groups,
         read_only=app.read_only,
         test_fixtures=app.enable_test_fixtures,
         output_schemas=app.output_schemas,
+        tasks=tasks,
     )
     register_subscriptions(mcp_server, app.subscriptions)
     event_store = MemoryEventStore(
@@ -122,4 +139,5 @@ def build_endpoint(app: EndpointHost) -> Endpoint:
         max_sessions_per_principal=app.max_sessions_per_principal or None,
         max_request_body_size=app.max_request_body_size,
     )
-    return Endpoint(mcp_server, tool_names, event_store, ManagerRunner(manager, shutdown_timeout=app.shutdown_timeout))
+    runner = ManagerRunner(manager, shutdown_timeout=app.shutdown_timeout)
+    return Endpoint(mcp_server, tool_names, event_store, runner, tasks)

@@ -26,6 +26,7 @@ from mcp_types import (
     SubscriptionsAcknowledgedNotificationParams,
     SubscriptionsListenRequestParams,
     SubscriptionsListenResult,
+    ToolExecution,
     UnsubscribeRequestParams,
 )
 from mcp_types import Tool as MCPTool
@@ -39,6 +40,8 @@ from jupyter_pair_mcp.protocol.prompts import register_prompts
 from jupyter_pair_mcp.protocol.resources import register_resources
 from jupyter_pair_mcp.protocol.sessions import ScopedSessionManager
 from jupyter_pair_mcp.protocol.subscriptions import ListenStream, SubscriptionManager
+from jupyter_pair_mcp.protocol.tasks import TaskCalls, TasksExtension, advertise_legacy
+from jupyter_pair_mcp.services.tasks import TaskStore
 from jupyter_pair_mcp.tools.arguments import StrictArguments, close
 from jupyter_pair_mcp.tools.awareness import awareness_tools
 from jupyter_pair_mcp.tools.documents import document_tools
@@ -49,7 +52,7 @@ from jupyter_pair_mcp.tools.kernels import kernel_tools
 from jupyter_pair_mcp.tools.listcache import CachedToolList
 from jupyter_pair_mcp.tools.notebook import notebook_read_tools
 from jupyter_pair_mcp.tools.notebook_edit import notebook_edit_tools
-from jupyter_pair_mcp.tools.registry import READ, Backends, ToolSpec, authorize_request, register
+from jupyter_pair_mcp.tools.registry import READ, TASK_TOOLS, Backends, ToolSpec, authorize_request, register
 from jupyter_pair_mcp.tools.suggestions import suggestion_tools
 from jupyter_pair_mcp.tools.testing import conformance_tools
 from jupyter_pair_mcp.tools.text import text_tools
@@ -78,13 +81,14 @@ def build_server(
     read_only: bool,
     test_fixtures: bool = False,
     output_schemas: bool = False,
+    tasks: TaskStore | None = None,
 ) -> tuple[MCPServer, list[str]]:
     """The MCP server with the tools an admin enabled; returns it and the registered tool names.
 
     ``output_schemas`` lists each tool's output schema (``JupyterPairMCP.output_schemas``); results carry
-    structured content either way.
+    structured content either way. With ``tasks``, the tools that run code may run as MCP tasks (protocol/tasks.py).
     """
-    server = _quiet_server(output_schemas=output_schemas)
+    server = _quiet_server(output_schemas=output_schemas, extensions=[TasksExtension(tasks)] if tasks else [])
     specs = tool_specs(backends)
     enabled = list(groups)
     if test_fixtures:
@@ -133,6 +137,11 @@ def build_server(
 
     names = register(server, specs, groups=enabled, read_only=read_only, on_call=touch, admit=admit, audit=audit)
     server.middleware.append(StrictArguments(server.input_schema))
+    if tasks is not None:  # after the argument check (a bad call is refused at once), before the notices
+        permissions = {spec.name: spec.permission for spec in specs if spec.name in TASK_TOOLS and spec.name in names}
+        server.middleware.append(TaskCalls(tasks, permissions))
+        server.task_tools = frozenset(permissions)
+        advertise_legacy(server)
     server.middleware.append(CallNotices(read_only_tools.__contains__))
     server.middleware.append(CachedToolList())
     register_resources(server, backends)
@@ -284,6 +293,7 @@ class _Server(MCPServer):
     _listed: list[MCPTool] | None = None
     _schemas: dict[str, Any] | None = None
     output_schemas: bool = False
+    task_tools: frozenset[str] = frozenset()  # listed with execution.taskSupport "optional" (2025-11-25 only)
 
     async def list_tools(self) -> list[MCPTool]:
         if self._listed is None:
@@ -294,6 +304,7 @@ class _Server(MCPServer):
                         "output_schema": (
                             compact_schema(tool.output_schema) if self.output_schemas and tool.output_schema else None
                         ),
+                        "execution": ToolExecution(task_support="optional") if tool.name in self.task_tools else None,
                     }
                 )
                 for tool in await super().list_tools()
@@ -369,7 +380,7 @@ def _without_null(prop: Any) -> Any:
     return {**out, "anyOf": kept}
 
 
-def _quiet_server(*, output_schemas: bool = False) -> _Server:
+def _quiet_server(*, output_schemas: bool = False, extensions: list[Any] | None = None) -> _Server:
     """Construct MCPServer without letting it call ``logging.basicConfig`` on Jupyter's root logger."""
     root = logging.getLogger()
     guard: Any = None
@@ -378,7 +389,7 @@ def _quiet_server(*, output_schemas: bool = False) -> _Server:
         guard = logging.NullHandler()
         root.addHandler(guard)
     try:
-        server = _Server(name="jupyter-pair-mcp", version=__version__, instructions=INSTRUCTIONS)
+        server = _Server(name="jupyter-pair-mcp", version=__version__, instructions=INSTRUCTIONS, extensions=extensions)
         server.output_schemas = output_schemas
         return server
     finally:

@@ -85,9 +85,7 @@ def document_tools(b: Backends) -> list[ToolSpec]:
             str | None, Field(description="file, markdown, notebook or directory; default: file (.ipynb: notebook).")
         ] = None,
         content: Annotated[str, Field(description="Initial text (notebook: a first markdown cell).")] = "",
-        kernel_name: Annotated[
-            str | None, Field(description="Notebook's kernel (list_kernelspecs); default: the server's.")
-        ] = None,
+        kernel_name: Annotated[str | None, Field(description="Notebook's kernel (list_kernelspecs).")] = None,
     ) -> CreatedDocument:
         """Create a file, notebook or directory; never overwrites."""
         if type is not None and type not in ("file", "markdown", "notebook", "directory"):
@@ -107,7 +105,7 @@ def document_tools(b: Backends) -> list[ToolSpec]:
     async def rename_document(
         ctx: Context, path: AnyPath, new_path: Annotated[str, Field(description="New path.")]
     ) -> RenamedDocument:
-        """Rename or move a file, notebook or directory; its live room follows."""
+        """Rename or move a file, notebook or directory."""
         old, new = await contents.rename(path, new_path)
         return RenamedDocument(path=old, new_path=new)
 

@@ -38,7 +38,7 @@ def fork_tools(b: Backends) -> list[ToolSpec]:
         description: Annotated[str | None, Field(description="What the draft is for.")] = None,
         synchronize: Annotated[bool, Field(description="Keep receiving the live document's changes.")] = False,
     ) -> ForkResult:
-        """Copy a document privately to draft in (fork_id in reads, edits) until merge_document_fork."""
+        """Copy a document privately to draft in (fork_id in reads, edits)."""
         path, kind = await b.contents.require_document(path)
         fork = await forks(b).create(
             path, kind, b.actors.of(ctx), title=title or "", description=description or "", synchronize=synchronize

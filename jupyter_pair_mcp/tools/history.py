@@ -54,7 +54,7 @@ def history_tools(b: Backends) -> list[ToolSpec]:
         path: DocumentPath,
         limit: Annotated[int, Field(description="Version limit (1-1000).")] = 10,
     ) -> HistoryResult:
-        """A document's versions, newest first: who made each (one per agent call), what changed."""
+        """A document's versions, newest first: who made each, what changed."""
         if limit < 1 or limit > 1000:
             raise InvalidArgument(f"limit must be between 1 and 1000, not {limit}")
         path, kind = await b.contents.require_document(path)
@@ -84,7 +84,7 @@ def history_tools(b: Backends) -> list[ToolSpec]:
         start_index: FirstCell = 0,
         end_index: EndIndex = None,
     ) -> VersionContent:
-        """Read a document as it was at a version: its text, or a notebook's cells."""
+        """Read a document as it was at a version."""
         check_max("max_content_length", max_content_length, MAX_CONTENT_LENGTH)
         if start_index < 0 or (end_index is not None and end_index < start_index):
             raise InvalidArgument("start_index must be >= 0 and end_index (exclusive) not before it")
@@ -128,7 +128,7 @@ def history_tools(b: Backends) -> list[ToolSpec]:
         )
 
     async def restore_document_version(ctx: Context, path: DocumentPath, version_id: VersionId) -> RestoreResult:
-        """Restore a document to a version, live, as a new version; lists people's edits reverted."""
+        """Restore a document to a version, live; lists people's edits reverted."""
         path, kind = await b.contents.require_document(path)
         refuse_in_review(b, ctx, None, "restore_document_version")
         outcome = await service().restore(path, kind, version_id, b.actors.of(ctx))
@@ -139,7 +139,7 @@ def history_tools(b: Backends) -> list[ToolSpec]:
         path: DocumentPath,
         count: Annotated[int, Field(description="How many of your last edits (1-100).")] = 1,
     ) -> UndoEditsResult:
-        """Undo this session's last edits in a document (since its room opened); typing is kept."""
+        """Undo this session's last edits in a document; typing is kept."""
         if count < 1 or count > 100:
             raise InvalidArgument(f"count must be between 1 and 100, not {count}")
         path, kind = await b.contents.require_document(path)

@@ -39,7 +39,17 @@ from jupyter_pair_mcp.services.execution import ExecutionService
 
 log = logging.getLogger(__name__)
 
-__all__ = ["GROUPS", "READ", "WRITE", "Backends", "ToolSpec", "authorize", "authorize_request", "register"]
+__all__ = [
+    "GROUPS",
+    "READ",
+    "TASK_TOOLS",
+    "WRITE",
+    "Backends",
+    "ToolSpec",
+    "authorize",
+    "authorize_request",
+    "register",
+]
 
 #: A per-call hook: runs as an authorized call starts; what it returns (if anything) runs when the call ends.
 OnCall = Callable[[Context], "Callable[[], None] | None"]
@@ -50,6 +60,19 @@ Audit = Callable[[Context | None, str, dict[str, Any], str, "str | None", float]
 
 READ = ("read", "contents")
 WRITE = ("write", "contents")
+
+#: The tools that run code in a kernel, which a client may run as an MCP task (a run it polls by id instead of
+#: waiting on: protocol/tasks.py). The edit tools among them become tasks only when they run what they edit.
+TASK_TOOLS = frozenset(
+    {
+        "execute_notebook_cell",
+        "batch_execute_notebook_cells",
+        "restart_notebook_kernel",
+        "execute_code",
+        "batch_insert_notebook_cells",
+        "batch_update_notebook_cells",
+    }
+)
 
 
 @dataclass(frozen=True)

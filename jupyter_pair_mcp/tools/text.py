@@ -67,7 +67,7 @@ def text_tools(b: Backends) -> list[ToolSpec]:
         include_collaboration_state: CollaborationState = True,
         fork_id: ForkId = None,
     ) -> DocumentContent:
-        """Read a text file live, with unsaved edits (notebooks: get_notebook)."""
+        """Read a text file live, with unsaved edits."""
         if offset < 0:
             raise InvalidArgument("offset must be >= 0")
         check_max("max_content_length", max_content_length, MAX_CONTENT_LENGTH)
@@ -99,9 +99,7 @@ def text_tools(b: Backends) -> list[ToolSpec]:
     async def create_document_session(
         ctx: Context,
         path: DocumentPath,
-        file_type: Annotated[
-            str | None, Field(description="notebook, or file (text, markdown); default: detected.")
-        ] = None,
+        file_type: Annotated[str | None, Field(description="notebook or file; default: detected.")] = None,
     ) -> SessionResult:
         """Open or join the live room of a text file or notebook."""
         path = b.contents.normalize(path)
@@ -138,7 +136,7 @@ def text_tools(b: Backends) -> list[ToolSpec]:
         fork_id: ForkId = None,
         propose: Propose = None,
     ) -> TextEditResult:
-        """Replace ranges at offsets of the text you read (base_revision); typing since is kept."""
+        """Replace ranges at offsets of the text you read; typing since is kept."""
         ops = [TextOp(o.position, o.length, o.content) for o in operations]
         return await edit(ctx, path, ops, base_revision, fork_id, propose)
 
