@@ -4,6 +4,7 @@ only its creator sees it. Without the opt-in a call is answered as ever."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -537,3 +538,40 @@ async def test_a_poll_reads_a_few_outputs_however_many_the_run_wrote() -> None:
     await task.progress(10_001, "stream from cell k0")
     await store.outputs(task)
     assert rooms.opened == 1 and _Outputs.reads == TAIL_OUTPUTS
+
+
+async def listen_lines(client: Modern, notifications: dict[str, Any]) -> Any:
+    """A raw 2026 ``subscriptions/listen`` stream: yields each JSON-RPC message it carries, as it comes."""
+    meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+    headers = {**MCP_HEADERS, **client.headers, "MCP-Protocol-Version": MODERN, "Mcp-Method": "subscriptions/listen"}
+    body = rpc("subscriptions/listen", {"notifications": notifications, "_meta": meta}, id=99)
+    async with client.http.stream("POST", client.url, json=body, headers=headers) as response:
+        assert response.status_code == 200
+        async for line in response.aiter_lines():
+            if line.startswith("data:") and line[5:].strip():
+                yield json.loads(line[5:])
+
+
+async def test_a_listen_stream_naming_a_task_is_told_when_it_ends(
+    mcp_url: str, auth: dict[str, str], make_notebook: Any, jp_root_dir: Path
+) -> None:
+    """2026-07-28: a client that listens with ``taskIds`` gets ``notifications/tasks`` with the whole task (its
+    result included) when the run ends, and need not poll; ids it did not make are not honored."""
+    path = make_notebook("pushed.ipynb", code(WAIT))
+    client = Modern(mcp_url, auth)
+    try:
+        call = {"name": "execute_notebook_cell", "arguments": {"path": path, "cell_id": "k0", "timeout": 120}}
+        task_id = (await client.request("tools/call", call))["result"]["taskId"]
+        stream = listen_lines(client, {"taskIds": [task_id, "not-mine"]})
+        ack = await within(anext(stream), 30)
+        assert ack["method"] == "notifications/subscriptions/acknowledged", ack
+        assert ack["params"]["notifications"]["taskIds"] == [task_id]
+        (jp_root_dir / "go").touch()  # the cell ends
+        pushed = await within(anext(stream), 60)
+        assert pushed["method"] == "notifications/tasks", pushed
+        assert pushed["params"]["taskId"] == task_id and pushed["params"]["status"] == "completed"
+        assert pushed["params"]["result"]["structuredContent"]["outputs"][0]["text"] == "'released'"
+        assert pushed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 99
+        await stream.aclose()
+    finally:
+        await client.close()

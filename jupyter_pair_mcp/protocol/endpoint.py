@@ -15,7 +15,8 @@ from jupyter_pair_mcp.adapters.contents.adapter import ContentsAdapter
 from jupyter_pair_mcp.adapters.kernels.adapter import KernelsAdapter
 from jupyter_pair_mcp.adapters.rooms import RoomsAdapter
 from jupyter_pair_mcp.protocol.event_store import MemoryEventStore
-from jupyter_pair_mcp.protocol.server import build_server, build_session_manager, register_subscriptions
+from jupyter_pair_mcp.protocol.listen import register_subscriptions
+from jupyter_pair_mcp.protocol.server import build_server, build_session_manager
 from jupyter_pair_mcp.protocol.sessions import ManagerRunner
 from jupyter_pair_mcp.render import ImageLimits
 from jupyter_pair_mcp.revisions import Revisions
@@ -121,7 +122,7 @@ def build_endpoint(app: EndpointHost) -> Endpoint:
         output_schemas=app.output_schemas,
         tasks=tasks,
     )
-    register_subscriptions(mcp_server, app.subscriptions)
+    register_subscriptions(mcp_server, app.subscriptions, tasks)
     event_store = MemoryEventStore(
         max_events_per_stream=app.event_store_max_events_per_stream,
         max_streams=app.event_store_max_streams,

@@ -6,30 +6,12 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp.shared.exceptions import MCPError
-from mcp.shared.subscriptions import (
-    SUBSCRIPTION_ID_META_KEY,
-    ResourcesListChanged,
-    ResourceUpdated,
-    event_to_notification,
-)
-from mcp_types import (
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    EmptyResult,
-    SubscribeRequestParams,
-    SubscriptionFilter,
-    SubscriptionsAcknowledgedNotification,
-    SubscriptionsAcknowledgedNotificationParams,
-    SubscriptionsListenRequestParams,
-    SubscriptionsListenResult,
-    ToolExecution,
-    UnsubscribeRequestParams,
-)
 from mcp_types import Tool as MCPTool
+from mcp_types import (
+    ToolExecution,
+)
 
 from jupyter_pair_mcp._version import __version__
 from jupyter_pair_mcp.adapters.rooms import awareness as aw
@@ -39,7 +21,6 @@ from jupyter_pair_mcp.protocol.event_store import MemoryEventStore
 from jupyter_pair_mcp.protocol.prompts import register_prompts
 from jupyter_pair_mcp.protocol.resources import register_resources
 from jupyter_pair_mcp.protocol.sessions import ScopedSessionManager
-from jupyter_pair_mcp.protocol.subscriptions import ListenStream, SubscriptionManager
 from jupyter_pair_mcp.protocol.tasks import TaskCalls, TasksExtension, advertise_legacy
 from jupyter_pair_mcp.services.tasks import TaskStore
 from jupyter_pair_mcp.tools.arguments import StrictArguments, close
@@ -52,7 +33,7 @@ from jupyter_pair_mcp.tools.kernels import kernel_tools
 from jupyter_pair_mcp.tools.listcache import CachedToolList
 from jupyter_pair_mcp.tools.notebook import notebook_read_tools
 from jupyter_pair_mcp.tools.notebook_edit import notebook_edit_tools
-from jupyter_pair_mcp.tools.registry import READ, TASK_TOOLS, Backends, ToolSpec, authorize_request, register
+from jupyter_pair_mcp.tools.registry import TASK_TOOLS, Backends, ToolSpec, register
 from jupyter_pair_mcp.tools.suggestions import suggestion_tools
 from jupyter_pair_mcp.tools.testing import conformance_tools
 from jupyter_pair_mcp.tools.text import text_tools
@@ -164,94 +145,6 @@ def tool_specs(backends: Backends) -> list[ToolSpec]:
         *awareness_tools(backends),
         *variable_tools(backends),
     ]
-
-
-def register_subscriptions(server: MCPServer, manager: SubscriptionManager) -> None:
-    """Serve ``resources/subscribe`` and ``resources/unsubscribe`` (2025-11-25 and before) and
-    ``subscriptions/listen`` (2026-07-28); the SDK then advertises the capability in each era."""
-    lowlevel = server._lowlevel_server
-
-    async def subscribe(ctx: Any, params: SubscribeRequestParams) -> EmptyResult:
-        try:
-            await authorize_request(ctx.request, *READ)
-            # The session's connection: where later notifications go, and whose end releases them.
-            await manager.subscribe(ctx.session, ctx.session._connection, str(params.uri))
-        except PairMCPError as exc:
-            raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
-        return EmptyResult()
-
-    async def unsubscribe(ctx: Any, params: UnsubscribeRequestParams) -> EmptyResult:
-        manager.unsubscribe(ctx.session._connection, str(params.uri))
-        return EmptyResult()
-
-    lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, subscribe)
-    lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)
-    # Replaces MCPServer's own listen handler, which would honor any URI and deliver only what the SDK's
-    # bus is told (nothing here): ours watches the documents, with the same authorization and bounds.
-    lowlevel.add_request_handler("subscriptions/listen", SubscriptionsListenRequestParams, listen_handler(manager))
-
-    # Advertise resources.listChanged in the handshake: the SDK's runner builds the initialize result
-    # from create_initialization_options() with default notification options (all off).
-    original = lowlevel.create_initialization_options
-
-    def initialization_options(notification_options: Any = None, *args: Any, **kwargs: Any) -> Any:
-        return original(notification_options or NotificationOptions(resources_changed=True), *args, **kwargs)
-
-    lowlevel.create_initialization_options = initialization_options  # type: ignore[method-assign]
-
-
-def listen_handler(manager: SubscriptionManager) -> Any:
-    """Serve the 2026-07-28 ``subscriptions/listen``: one request is one stream of change notifications.
-
-    The acknowledgement comes first and names what is honored (URIs of resources that exist); then every
-    notification due to the stream, stamped with the listen request's id, goes out on that request's own
-    response stream (the stateless era has no other channel) until the client closes it, which cancels
-    this handler and releases the stream's subscriptions, or the server ends it with the final result.
-    """
-
-    async def listen(ctx: Any, params: SubscriptionsListenRequestParams) -> SubscriptionsListenResult:
-        request_id = ctx.request_id
-        if request_id is None:
-            raise MCPError(INVALID_REQUEST, "subscriptions/listen requires a request id")
-        meta: dict[str, Any] = {SUBSCRIPTION_ID_META_KEY: request_id}
-        wanted = params.notifications
-        stream = ListenStream(principal=_principal(ctx.request))
-        try:
-            await authorize_request(ctx.request, *READ)
-            uris = await manager.listen(
-                stream, wanted.resource_subscriptions or [], list_changed=bool(wanted.resources_list_changed)
-            )
-        except PairMCPError as exc:
-            raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
-        try:
-            honored = SubscriptionFilter(
-                tools_list_changed=True if wanted.tools_list_changed else None,  # fixed lists: they never fire
-                prompts_list_changed=True if wanted.prompts_list_changed else None,
-                resources_list_changed=True if wanted.resources_list_changed else None,
-                resource_subscriptions=uris or None,
-            )
-            ack = SubscriptionsAcknowledgedNotificationParams(notifications=honored, _meta=meta)
-            await ctx.session.send_notification(
-                SubscriptionsAcknowledgedNotification(params=ack), related_request_id=request_id
-            )
-            while (events := await stream.next()) is not None:
-                for kind, uri in events:
-                    event = ResourceUpdated(uri=uri) if kind == "updated" else ResourcesListChanged()
-                    await ctx.session.send_notification(
-                        event_to_notification(event, meta), related_request_id=request_id
-                    )
-        finally:
-            stream.close()
-            manager.release(id(stream))
-        return SubscriptionsListenResult(_meta=meta)
-
-    return listen
-
-
-def _principal(request: Any) -> str:
-    """The credential fingerprint the endpoint gave the SDK as the request's user (listen streams count by it)."""
-    user = getattr(request, "scope", {}).get("user") if request is not None else None
-    return str(getattr(getattr(user, "access_token", None), "client_id", "") or "")
 
 
 def build_session_manager(

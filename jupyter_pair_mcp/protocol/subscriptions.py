@@ -118,6 +118,10 @@ class ListenStream:
     async def send_resource_list_changed(self) -> None:
         self._put(("list_changed", ""))
 
+    def send_task(self, task_id: str) -> None:
+        """A task the stream named ended (protocol/listen.py sends it whole)."""
+        self._put(("task", task_id))
+
     def _put(self, event: tuple[str, str]) -> None:
         if not self.closed:
             self._pending[event] = None
@@ -129,7 +133,8 @@ class ListenStream:
         self._wake.set()
 
     async def next(self) -> list[tuple[str, str]] | None:
-        """The events pending, ("updated", uri) or ("list_changed", ""), once there are some; None at the end."""
+        """The events pending, ("updated", uri), ("list_changed", "") or ("task", id), once there are some; None at
+        the end."""
         while not self._pending and not self.closed:
             await self._wake.wait()
             self._wake.clear()

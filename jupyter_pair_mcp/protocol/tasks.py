@@ -101,6 +101,16 @@ def task_fields(store: TaskStore, task: Task, *, modern: bool) -> dict[str, Any]
     return out
 
 
+def task_view(store: TaskStore, task: Task) -> dict[str, Any]:
+    """The 2026 task as ``tasks/get`` and ``notifications/tasks`` give it: with its result or error once ended."""
+    out = task_fields(store, task, modern=True)
+    if task.status == "completed":
+        out["result"] = task.result
+    elif task.status == "failed":
+        out["error"] = task.error
+    return out
+
+
 class TaskSession:
     """The request's session as the background call sees it: a run's progress goes to its task (the request
     that started it may be gone); everything else is the session's."""
@@ -205,11 +215,8 @@ class TasksExtension(Extension):
     async def get(self, ctx: Any, params: TaskIdParams) -> dict[str, Any]:
         """The task's state; while it runs, ``_meta`` carries the outputs of the cell it is on."""
         task = self._task(ctx, params.task_id)
-        out = task_fields(self.store, task, modern=_modern(ctx))
-        if _modern(ctx) and task.status == "completed":
-            out["result"] = task.result
-        elif _modern(ctx) and task.status == "failed":
-            out["error"] = task.error
+        modern = _modern(ctx)
+        out = task_view(self.store, task) if modern else task_fields(self.store, task, modern=False)
         if not task.terminal:
             outputs = await self.store.outputs(task)
             progress = {"outputs_written": task.outputs_written, "cell_id": task.cell_id, "outputs": outputs}

@@ -106,6 +106,7 @@ class TaskStore:
         self.rooms = rooms  # the RoomsAdapter: where a running task's outputs so far are read
         self.max_output_length = max_output_length
         self._tasks: dict[str, Task] = {}  # in creation order
+        self._watchers: dict[str, list[Callable[[Task], None]]] = {}  # by task id: told once, when it ends
 
     @property
     def count(self) -> int:
@@ -188,6 +189,29 @@ class TaskStore:
         task.result = result
         task.done.set()
         self._bound_bytes(task)
+        self._tell(task)
+
+    def watch(self, task: Task, watcher: Callable[[Task], None]) -> Callable[[], None]:
+        """Tell ``watcher`` when ``task`` ends (at once if it has): a listen stream pushes ``notifications/tasks``
+        so its client need not poll. Returns what stops watching (the stream ended first)."""
+        if task.terminal:
+            watcher(task)
+            return lambda: None
+        watchers = self._watchers.setdefault(task.id, [])
+        watchers.append(watcher)
+
+        def unwatch() -> None:
+            with contextlib.suppress(ValueError):
+                watchers.remove(watcher)
+
+        return unwatch
+
+    def _tell(self, task: Task) -> None:
+        for watcher in self._watchers.pop(task.id, []):
+            try:
+                watcher(task)
+            except Exception:  # a watcher's failure must not fail the task's end
+                log.exception("task watcher failed")
 
     def _bound_bytes(self, keep: Task) -> None:
         """Drop the oldest finished tasks (not ``keep``) until the principal's and the total bytes fit."""
