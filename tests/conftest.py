@@ -317,6 +317,20 @@ async def stored(serverapp: Any, path: str, kind: str = "notebook") -> None:
 
 
 @pytest.fixture
+def audited(jp_serverapp: Any) -> list[dict[str, Any]]:
+    """Every audit event (``tool_call/v1``, services/audit.py) the server emits during the test."""
+    from jupyter_pair_mcp.services.audit import SCHEMA_ID
+
+    events: list[dict[str, Any]] = []
+
+    async def listener(logger: Any, schema_id: str, data: dict[str, Any]) -> None:
+        events.append(dict(data))
+
+    jp_serverapp.event_logger.add_listener(schema_id=SCHEMA_ID, listener=listener)
+    return events
+
+
+@pytest.fixture
 def collaboration_events(jp_serverapp: Any) -> list[dict[str, Any]]:
     """Every jupyter-collaboration room event (load, save, overwrite, clean, errors) during the test."""
     events: list[dict[str, Any]] = []

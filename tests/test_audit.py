@@ -29,18 +29,6 @@ CELLS = [
 CLAUDE = Implementation(name="claude-code", title="Claude Code", version="1")
 
 
-@pytest.fixture
-def audited(jp_serverapp: Any) -> list[dict[str, Any]]:
-    """Every audit event the server emits during the test."""
-    events: list[dict[str, Any]] = []
-
-    async def listener(logger: Any, schema_id: str, data: dict[str, Any]) -> None:
-        events.append(dict(data))
-
-    jp_serverapp.event_logger.add_listener(schema_id=SCHEMA_ID, listener=listener)
-    return events
-
-
 async def test_an_edit_a_run_an_error_and_a_refusal_are_events_without_content(
     mcp_client: Any,
     make_notebook: Any,

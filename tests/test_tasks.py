@@ -28,7 +28,6 @@ from mcp_types import (
 from jupyter_pair_mcp.services.tasks import TAIL_OUTPUTS, TaskStore
 
 from .conftest import LEGACY_VERSION, MCP_HEADERS, call_tool, open_session, rpc, sse_messages, until, within
-from .test_audit import SCHEMA_ID
 
 pytestmark = pytest.mark.usefixtures("jp_serverapp")
 
@@ -163,17 +162,6 @@ async def test_a_task_outlives_its_client_and_a_new_client_polls_it_to_the_end(
         assert done["status"] == "completed" and "_meta" not in done
     finally:
         await second.close()
-
-
-@pytest.fixture
-def audited(jp_serverapp: Any) -> list[dict[str, Any]]:
-    events: list[dict[str, Any]] = []
-
-    async def listener(logger: Any, schema_id: str, data: dict[str, Any]) -> None:
-        events.append(dict(data))
-
-    jp_serverapp.event_logger.add_listener(schema_id=SCHEMA_ID, listener=listener)
-    return events
 
 
 async def test_cancel_interrupts_the_run_in_the_2026_era(

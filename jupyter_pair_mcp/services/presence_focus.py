@@ -26,7 +26,7 @@ import logging
 import time
 import weakref
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from pycrdt import Array, Assoc, StickyIndex, Text
 
@@ -45,7 +45,6 @@ FULL_SEARCH = 300
 NEAR = 16
 CHUNK = 64
 
-T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 
@@ -211,7 +210,7 @@ def find_cell(room: Any, head: dict[str, Any], near: int | None, start: int = 0)
         order.sort(key=lambda i: abs(i - near))
     wanted_type, wanted_item = head.get("type"), head.get("item")
     assoc = Assoc.BEFORE if (head.get("assoc") or 0) < 0 else Assoc.AFTER
-    units = _guard(_index, room.ydoc, head) if wanted_item else None
+    units = aw.guard_panic(_index, room.ydoc, head) if wanted_item else None
     if wanted_item and units is None:
         return None, None
     for i in order:
@@ -220,7 +219,7 @@ def find_cell(room: Any, head: dict[str, Any], near: int | None, start: int = 0)
         if not isinstance(ytext, Text):
             continue
         if wanted_type and not wanted_item:
-            if (_guard(_sticky, ytext, 0, Assoc.BEFORE) or {}).get("type") == wanted_type:
+            if (aw.guard_panic(_sticky, ytext, 0, Assoc.BEFORE) or {}).get("type") == wanted_type:
                 return str(ycell.get("id")), None
             continue
         text = str(ytext)
@@ -228,7 +227,7 @@ def find_cell(room: Any, head: dict[str, Any], near: int | None, start: int = 0)
         assert units is not None
         if not (units < length if assoc == Assoc.AFTER else 0 < units <= length):
             continue
-        if (_guard(_sticky, ytext, units, assoc) or {}).get("item") == wanted_item:
+        if (aw.guard_panic(_sticky, ytext, units, assoc) or {}).get("item") == wanted_item:
             return str(ycell.get("id")), None
     return None, following
 
@@ -240,15 +239,3 @@ def _index(ydoc: Any, position: dict[str, Any]) -> int:
 
 def _sticky(ytext: Any, units: int, assoc: Assoc) -> dict[str, Any]:
     return dict(StickyIndex.new(ytext, units, assoc).to_json())
-
-
-def _guard(call: Callable[..., T], *args: Any) -> T | None:
-    """A pycrdt call on positions another client sent, which may panic (PanicException is a BaseException)."""
-    try:
-        return call(*args)
-    except Exception:
-        return None
-    except BaseException as exc:
-        if type(exc).__name__ != "PanicException":
-            raise
-        return None

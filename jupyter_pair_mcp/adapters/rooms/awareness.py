@@ -163,7 +163,7 @@ def char_index(text: str, units: int) -> int:
     return len(text)
 
 
-def _guard(call: Callable[..., T], *args: Any) -> T | None:
+def guard_panic(call: Callable[..., T], *args: Any) -> T | None:
     """Run a pycrdt call that may panic on positions another client sent (PanicException is a BaseException)."""
     try:
         return call(*args)
@@ -262,7 +262,7 @@ def _offset(room: Any, position: dict[str, Any]) -> int | None:
         with room.ydoc.transaction() as txn:
             return int(sticky.get_index(txn))
 
-    return _guard(read)
+    return guard_panic(read)
 
 
 def _json(ytext: Any, units: int, assoc: Assoc) -> dict[str, Any]:
@@ -284,7 +284,7 @@ def _cell_of(room: Any, position: dict[str, Any]) -> tuple[str, Any] | None:
         if not isinstance(ytext, Text):
             continue
         if wanted_type and not wanted_item:
-            type_id = (_guard(_json, ytext, 0, Assoc.BEFORE) or {}).get("type")
+            type_id = (guard_panic(_json, ytext, 0, Assoc.BEFORE) or {}).get("type")
             if type_id == wanted_type:
                 return str(ycell.get("id")), ytext
             continue
@@ -295,7 +295,7 @@ def _cell_of(room: Any, position: dict[str, Any]) -> tuple[str, Any] | None:
         inside = units < length if assoc == Assoc.AFTER else 0 < units <= length
         if not inside:
             continue
-        item = (_guard(_json, ytext, units, assoc) or {}).get("item")
+        item = (guard_panic(_json, ytext, units, assoc) or {}).get("item")
         if item == wanted_item:
             return str(ycell.get("id")), ytext
     return None
