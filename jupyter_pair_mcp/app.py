@@ -165,10 +165,12 @@ class JupyterPairMCP(Limits, ExtensionApp):
     ).tag(config=True)
 
     room_idle_timeout = Float(
-        60.0,
-        help="""Seconds after which a collaboration room that an agent opened (no browser had the
-        document open) and that nobody joined is saved and closed. 0 keeps such rooms open until the
-        server stops. Default: 60.""",
+        600.0,
+        help="""Seconds a collaboration room that no browser has open stays open after an agent's last
+        call in it; then it is saved and closed (logged). This covers rooms an agent opened and rooms whose
+        last browser left while an agent uses them (jupyter_server_ydoc would close those
+        document_cleanup_delay after the browser left): an agent that pauses does not pay the open again.
+        0 keeps such rooms open until the server stops. Default: 600 (10 minutes).""",
     ).tag(config=True)
 
     ystore_path = Unicode(

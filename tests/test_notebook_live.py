@@ -385,6 +385,7 @@ async def test_save_notebook_writes_now(
     assert disk_sources(jp_root_dir / path)[1] == "saved = True"
 
 
+@pytest.mark.parametrize("mcp_config", [{"room_idle_timeout": 0.3}])  # the room is then closed soon after
 async def test_edit_after_the_last_collaborator_left_is_not_lost(
     mcp_client: Any, make_notebook: Any, collaborator: Any, jp_root_dir: Path, jp_serverapp: Any
 ) -> None:
@@ -401,7 +402,7 @@ async def test_edit_after_the_last_collaborator_left_is_not_lost(
             )
             await human.wait_until(lambda: human.sources()[0] == "before")
             room_id = human.room_id
-        # The person closed the tab: the room is deleted after the cleanup delay (0.5 s in tests).
+        # The person closed the tab: the room is deleted once the agent's use of it is idle (0.3 s here).
         deadline = time.monotonic() + 5
         while room_id in ydoc.ywebsocket_server.rooms and time.monotonic() < deadline:
             await asyncio.sleep(0.05)

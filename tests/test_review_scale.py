@@ -15,7 +15,7 @@ import pytest
 
 from jupyter_pair_mcp.adapters.rooms import cellindex, notebook
 
-from .conftest import call_tool, notebook_json
+from .conftest import call_tool, notebook_json, within
 from .test_review import People
 from .test_scaling import Accesses, counting
 
@@ -124,7 +124,10 @@ def huge(jp_root_dir: Any, mcp_client: Any, jp_asyncio_loop: Any) -> str:
 
     async def open_room() -> None:
         async with mcp_client() as client:
-            await call_tool(client, "get_notebook_info", path=path)  # opens the room and builds its cell index
+            # Opens the room and builds its cell index: jupyter_ydoc's O(N²) open takes seconds, and over a
+            # minute on a loaded machine, so it gets a longer deadline than a call (issue 25 makes it linear).
+            result = await within(client.call_tool("get_notebook_info", {"path": path}), 300)
+            assert not result.is_error, result
 
     jp_asyncio_loop.run_until_complete(open_room())
     return path

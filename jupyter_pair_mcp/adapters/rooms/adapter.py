@@ -103,7 +103,8 @@ class RoomsAdapter:
         self._metadata = MetadataCache()
         self._ystore_configured = False
         self._indexes: dict[str, tuple[Any, CellIndex]] = {}
-        self._opened: dict[str, float] = {}  # rooms we created -> last use (monotonic)
+        self._opened: dict[str, float] = {}  # rooms we keep open (nobody has them in a browser) -> last use
+        self._used: dict[str, float] = {}  # every room an agent used -> its last use (monotonic)
         self._janitor: asyncio.Task[None] | None = None
         self._ydoc: Any = None
 
@@ -322,11 +323,11 @@ class RoomsAdapter:
             # with the file when the room reopens). Wait for it.
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(observed.wait(), 5.0)
-        if not existed:
-            self._opened[room_id] = time.monotonic()
-            self._start_janitor()
-        elif room_id in self._opened:
-            self._opened[room_id] = time.monotonic()
+        now = self._used[room_id] = time.monotonic()
+        if not existed or room_id in self._opened or (room is not None and not room.clients):
+            self._keep(room_id, room, now)
+        else:
+            self._start_janitor()  # watches for its last browser leaving
         call = current_call()  # a tool call (not a resource read, nor a run's output writer): once per room
         if room is not None and call is not None and room_id not in call.checked:
             await self.disk.settle(room, path)  # a file changed on disk is loaded before the call reads or edits
@@ -371,13 +372,29 @@ class RoomsAdapter:
         return await save_unsaved(before, server.rooms, timeout)
 
     # -- cleanup ----------------------------------------------------------------------------------
+    def _keep(self, room_id: str, room: Any, used: float) -> None:
+        """Keep a room nobody has open in a browser for ``idle_timeout`` after an agent's last use of it.
+
+        When the last browser leaves a room, jupyter_server_ydoc closes it ``document_cleanup_delay`` later
+        (a minute): an agent pausing to think would pay the whole open again (seconds at 10,000 cells). Its
+        pending cleaner is cancelled here, as a browser reconnecting cancels it, and the room is ours to close.
+        """
+        cleaner = getattr(room, "cleaner", None)
+        if cleaner is not None and not cleaner.done():
+            cleaner.cancel()
+            log.info("Keeping collaboration room %s open while an MCP agent uses it", room_id)
+        self._opened[room_id] = used
+        self._start_janitor()
+
     def _start_janitor(self) -> None:
         if self.idle_timeout and (self._janitor is None or self._janitor.done()):
             self._janitor = asyncio.get_running_loop().create_task(self._sweep_forever())
 
     async def _sweep_forever(self) -> None:
-        interval = max(0.2, min(self.idle_timeout / 4, 15.0))
-        while self._opened:
+        # Often enough to catch a room whose last browser left before jupyter_server_ydoc's cleaner closes it.
+        cleanup = getattr(self._ydoc_extension(), "document_cleanup_delay", None) or 60.0
+        interval = max(0.2, min(self.idle_timeout / 4, 15.0, float(cleanup) / 2))
+        while self._opened or self._used:
             await asyncio.sleep(interval)
             try:
                 await self.evict_idle()
@@ -388,6 +405,12 @@ class RoomsAdapter:
         """Save and delete the rooms we created that nobody joined and nobody used for a while."""
         now = time.monotonic() if now is None else now
         ydoc = self._ydoc_extension()
+        for room_id, used in list(self._used.items()):
+            room = self._room(room_id)
+            if room is None or now - used >= self.idle_timeout:
+                self._used.pop(room_id, None)  # gone, or unused for long: jupyter_server_ydoc's to close
+            elif not room.clients and room_id not in self._opened:
+                self._keep(room_id, room, used)  # its last browser left while an agent uses it
         evicted = []
         for room_id, last_used in list(self._opened.items()):
             room = self._room(room_id)
@@ -398,6 +421,7 @@ class RoomsAdapter:
             if now - last_used < self.idle_timeout:
                 continue
             await self._delete(ydoc, room_id, room)
+            self._used.pop(room_id, None)
             evicted.append(room_id)
         return evicted
 
@@ -418,7 +442,11 @@ class RoomsAdapter:
             if loader.number_of_subscriptions == 0:
                 await ydoc.file_loaders.remove(file_id)
         self._forget(room_id)
-        log.info("Closed idle collaboration room %s opened for an MCP agent", room_id)
+        log.info(
+            "Closed collaboration room %s: no browser has it open and no MCP agent used it for %.0f s",
+            room_id,
+            self.idle_timeout,
+        )
 
     def _forget(self, room_id: str) -> None:
         self._opened.pop(room_id, None)

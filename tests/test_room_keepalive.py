@@ -1,0 +1,72 @@
+"""A room an agent works in stays open while it uses it, though no browser has it open (issue 25, item 2).
+
+jupyter_server_ydoc closes a room ``document_cleanup_delay`` after its last browser leaves; an agent that
+then pauses to think would pay the whole open again (seconds for a big notebook). The rooms adapter keeps
+such a room for ``room_idle_timeout`` after the agent's last call (by cancelling the pending cleaner, as a
+reconnecting browser does), then saves and closes it itself, and logs it.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+
+from .conftest import call_tool, until
+
+FIVE = [{"cell_type": "code", "source": f"x = {i}", "id": f"c{i}"} for i in range(5)]
+
+
+class TestKeptRooms:
+    @pytest.fixture
+    def mcp_config(self) -> dict[str, Any]:
+        return {"room_idle_timeout": 3.0}
+
+    @pytest.fixture
+    def jp_server_config(self, jp_server_config: Any) -> Any:
+        jp_server_config["YDocExtension"]["document_cleanup_delay"] = 5.0
+        return jp_server_config
+
+    async def test_a_room_the_last_browser_left_stays_open_while_an_agent_uses_it(
+        self,
+        mcp_client: Any,
+        make_notebook: Any,
+        collaborator: Any,
+        jp_serverapp: Any,
+        extension: Any,
+        caplog: pytest.LogCaptureFixture,
+    ) -> None:
+        caplog.set_level(logging.INFO, logger="jupyter_pair_mcp")
+        ydoc = jp_serverapp.extension_manager.extension_points["jupyter_server_ydoc"].app
+        path = make_notebook("kept.ipynb", FIVE)
+        room_id = extension.rooms.room_id(path, "notebook")
+        async with mcp_client() as client:
+            async with collaborator(path) as human:
+                human.type_into(0, 0, "# typed\n")
+
+                async def typed() -> bool:
+                    read = await call_tool(client, "get_notebook", path=path, start_index=0, end_index=1)
+                    return bool(read["cells"][0]["source"].startswith("# typed"))
+
+                await until(typed, what="the person's typing in the room")
+            room = ydoc.ywebsocket_server.rooms[room_id]
+            # The browser left: jupyter_server_ydoc starts its cleaner; the adapter cancels it.
+            await until(lambda: room.cleaner is not None and room.cleaner.done(), 30, "the cleaner stopped")
+            assert room.cleaner.cancelled()
+            assert ydoc.ywebsocket_server.rooms.get(room_id) is room
+            assert any("Keeping collaboration room" in r.getMessage() for r in caplog.records)
+            read = await call_tool(client, "get_notebook", path=path, start_index=0, end_index=1)
+            assert read["cells"][0]["source"].startswith("# typed")
+            assert ydoc.ywebsocket_server.rooms.get(room_id) is room, "the same room serves the next call"
+        # No browser and no agent call for room_idle_timeout: the adapter saves and closes it, and says so.
+        await until(
+            lambda: any("Closed collaboration room" in r.getMessage() for r in caplog.records), 60, "the room closing"
+        )
+        assert room_id not in ydoc.ywebsocket_server.rooms
+
+
+def test_rooms_are_kept_ten_minutes_by_default() -> None:
+    from jupyter_pair_mcp.app import JupyterPairMCP
+
+    assert JupyterPairMCP.room_idle_timeout.default_value >= 600
