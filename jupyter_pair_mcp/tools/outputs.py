@@ -16,7 +16,7 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from jupyter_pair_mcp.adapters.rooms.clearing import clear, to_clear
-from jupyter_pair_mcp.errors import InvalidArgument
+from jupyter_pair_mcp.errors import InvalidArgument, NotFound
 from jupyter_pair_mcp.models.results import ClearResult
 from jupyter_pair_mcp.tools.params import NotebookPath
 from jupyter_pair_mcp.tools.registry import WRITE, Backends, ToolSpec
@@ -59,13 +59,13 @@ def output_tools(b: Backends) -> list[ToolSpec]:
         refuse_in_review(b, ctx, None, "clear_notebook_outputs")
         if cell_ids is not None and not cell_ids:
             raise InvalidArgument("cell_ids is empty: give at least one, or leave it out to clear every cell")
-        view = await notebook_view(b, ctx, path)
-        for cid in cell_ids or []:
-            view.resolve(cell_id=cid)
-        snapshot = view.snapshot()
-        # Finding what to clear parses every cell: a worker thread does it on the snapshot.
+        snapshot = (await notebook_view(b, ctx, path)).snapshot()
+        # Finding what to clear (and ids no cell has) parses every cell: a worker thread does it on the snapshot.
         wanted = set(cell_ids) if cell_ids is not None else None
-        targets = await asyncio.to_thread(to_clear, snapshot, wanted)
+        targets, missing = await asyncio.to_thread(to_clear, snapshot, wanted)
+        if missing:
+            shown = ", ".join(repr(cid[:40]) for cid in missing[:5]) + (", ..." if len(missing) > 5 else "")
+            raise NotFound(f"no cell with id {shown} in {path}: read the notebook for current cell ids")
         cleared: list[str] = []
         edits = 0
         for batch in batches(targets):

@@ -16,18 +16,22 @@ from jupyter_pair_mcp.adapters.rooms.notebook import NotebookView
 from jupyter_pair_mcp.errors import NotFound
 
 
-def to_clear(snapshot: str, cell_ids: set[str] | None) -> list[tuple[int, str]]:
-    """(index, id) of the code cells (only ``cell_ids`` when given) that have outputs or an
-    execution count: what a clear changes. The others are never fetched from the live array."""
+def to_clear(snapshot: str, cell_ids: set[str] | None) -> tuple[list[tuple[int, str]], list[str]]:
+    """(index, id) of the code cells (only ``cell_ids`` when given) that have outputs or an execution count: what
+    a clear changes (the others are never fetched from the live array); and the ``cell_ids`` no cell has."""
     found = []
-    cells = [c for c in json.loads(snapshot) if isinstance(c, dict)]
-    for index, cell in enumerate(cells):
-        cell_id = str(cell.get("id", ""))
-        if cell_ids is not None and cell_id not in cell_ids:
+    seen: set[str] = set()
+    for index, cell in enumerate(json.loads(snapshot)):
+        if not isinstance(cell, dict):
             continue
+        cell_id = str(cell.get("id", ""))
+        if cell_ids is not None:
+            if cell_id not in cell_ids:
+                continue
+            seen.add(cell_id)
         if cell.get("cell_type") == "code" and (cell.get("outputs") or cell.get("execution_count") is not None):
             found.append((index, cell_id))
-    return found
+    return found, sorted((cell_ids or set()) - seen)
 
 
 def clear(view: NotebookView, targets: list[tuple[int, str]], cells: list[Any]) -> list[str]:
