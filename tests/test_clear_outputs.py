@@ -133,3 +133,16 @@ def test_edits_hold_at_most_a_batch_and_a_walk_budget() -> None:
     far = [(clearing_tool.POSITIONS_PER_EDIT + i, f"c{i}") for i in range(5)]
     assert [len(b) for b in clearing_tool.batches([(i, f"c{i}") for i in range(250)])] == [100, 100, 50]
     assert [len(b) for b in clearing_tool.batches(far)] == [1, 1, 1, 1, 1]
+
+
+class TestReviewMode:
+    @pytest.fixture
+    def mcp_config(self) -> dict[str, Any]:
+        return {"review_mode": True}
+
+    async def test_a_clear_is_refused_and_changes_nothing(self, mcp_client: Any, make_notebook: Any) -> None:
+        path = make_notebook("review.ipynb", CELLS)
+        async with mcp_client() as client:
+            assert "review mode is on" in await tool_error(client, "clear_notebook_outputs", path=path)
+            read = await call_tool(client, "get_notebook", path=path)
+        assert sum(len(c["outputs"]) for c in read["cells"]) == 3
