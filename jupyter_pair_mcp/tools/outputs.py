@@ -26,9 +26,9 @@ from jupyter_pair_mcp.tools.views import notebook_view
 #: Cells one clear edit empties at most.
 CLEAR_BATCH = 100
 #: Sum of the positions of one edit's cells, at most: fetching each cell walks the array up to it, and pycrdt
-#: builds each change event's path with a walk too (~0.6 s CPU for 100 cells at the end of 10,000 cells, where
-#: this budget gives ~30 cells: ~50 ms).
-POSITIONS_PER_EDIT = 300_000
+#: builds each change event's path, for each deep observer of the room, with a walk too (~3 ms of loop per
+#: cell cleared at the end of 10,000 cells, where this budget gives ~12 cells an edit: ~40 ms).
+POSITIONS_PER_EDIT = 120_000
 #: Cell ids an answer lists at most (the count says how many were cleared).
 MAX_LISTED = 500
 
