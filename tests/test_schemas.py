@@ -80,7 +80,7 @@ async def test_default_lists_no_output_schemas_and_still_returns_structured_cont
         assert all(t.output_schema is None for t in tools.values())
         assert tools["get_notebook"].input_schema["properties"]["fork_id"] == {
             "type": "string",
-            "description": "Fork (fork_document).",
+            "description": "Fork id.",
         }
         # an explicit null for an optional parameter is still accepted (the SDK validates with the model)
         result = await within(client.call_tool("get_notebook", {"path": path, "end_index": None, "fork_id": None}))

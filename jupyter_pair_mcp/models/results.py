@@ -98,6 +98,23 @@ class NotebookContent(BaseModel):
     )
 
 
+class NotebookOutline(BaseModel):
+    path: str
+    cell_count: int
+    cells: list[dict[str, Any]] = Field(
+        description="Per cell: i index, id, t type (code, md, raw), l first line (cut), h heading level, "
+        "n execution count, o outputs by output_type, b output bytes, err errored; absent: none."
+    )
+    next_index: int | None = Field(description="Where to continue (start_index) when cells were left out; else null.")
+
+
+class ClearResult(BaseModel):
+    cleared: int = Field(description="Code cells whose outputs or execution count were cleared.")
+    cell_ids: list[str] = Field(description="Their ids, in notebook order (the first 500).")
+    edits: int = Field(description="Agent edits it made (100 cells each at most): undo_agent_edits count=edits.")
+    cell_count: int
+
+
 class KernelInfo(BaseModel):
     name: str
     id: str
@@ -209,31 +226,29 @@ class ReplaceResult(BaseModel):
 
 # -- tool inputs -----------------------------------------------------------------------------------
 class CellInput(BaseModel):
-    content: str = Field(description="Cell source.")
-    cell_type: CellType = Field(default="code", description="code, markdown or raw.")
-    metadata: dict[str, Any] = Field(default_factory=dict, description="Cell metadata.")
+    content: str = Field(description="Source.")
+    cell_type: CellType = Field(default="code", description="Cell type.")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Metadata.")
 
 
 class TextUpdateOp(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    content: str = Field(description="Text replacing the range.")
-    position: int = Field(default=-1, description="Character offset; -1 = the end.")
-    length: int = Field(default=0, description="Characters replaced; 0 = insert.")
+    content: str = Field(description="New text.")
+    position: int = Field(default=-1, description="Char offset; -1: the end.")
+    length: int = Field(default=0, description="Chars replaced; 0: insert.")
 
 
 class CellUpdateInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    cell_id: str | None = Field(default=None, description="Cell id (wins over index).")
-    index: int | None = Field(default=None, description="Cell index, 0-based.")
-    content: str | None = Field(default=None, description="The whole new source.")
-    operations: list[TextUpdateOp] | None = Field(default=None, description="Or edits at offsets of the source.")
-    base_revision: str | None = Field(
-        default=None, description="Revision read (default: your last); typing since is kept."
-    )
-    cell_type: CellType | None = Field(default=None, description="New type: code, markdown or raw.")
-    expected_source: str | None = Field(default=None, description="Refuse unless the live source is this.")
+    cell_id: str | None = Field(default=None, description="Cell id (preferred).")
+    index: int | None = Field(default=None, description="Index, 0-based.")
+    content: str | None = Field(default=None, description="New source.")
+    operations: list[TextUpdateOp] | None = Field(default=None, description="Or edits at offsets.")
+    base_revision: str | None = Field(default=None, description="Revision read (default: last).")
+    cell_type: CellType | None = Field(default=None, description="New type.")
+    expected_source: str | None = Field(default=None, description="Only if the source is this.")
 
 
 class NotRun(BaseModel):
@@ -304,12 +319,12 @@ class DeletedDocument(BaseModel):
 
 class TextInsertOp(BaseModel):
     content: str = Field(description="Text to insert.")
-    position: int = Field(description="Character offset; -1 = the end.")
+    position: int = Field(description="Char offset; -1: the end.")
 
 
 class TextDeleteOp(BaseModel):
-    position: int = Field(description="Character offset.")
-    length: int = Field(description="Characters to delete.")
+    position: int = Field(description="Char offset.")
+    length: int = Field(description="Chars to delete.")
 
 
 class HistoryVersion(BaseModel):

@@ -14,6 +14,7 @@ from pydantic import Field
 from jupyter_pair_mcp.adapters.contents.adapter import Entry, matcher
 from jupyter_pair_mcp.adapters.rooms import CellData
 from jupyter_pair_mcp.adapters.rooms.cells import search_snapshot
+from jupyter_pair_mcp.adapters.rooms.outline import outline
 from jupyter_pair_mcp.errors import InvalidArgument, NotFound
 from jupyter_pair_mcp.models.results import (
     Cell,
@@ -23,6 +24,7 @@ from jupyter_pair_mcp.models.results import (
     NotebookEntry,
     NotebookInfo,
     NotebookList,
+    NotebookOutline,
     RenderedOutput,
     SaveResult,
     SearchMatch,
@@ -44,6 +46,11 @@ from jupyter_pair_mcp.tools.params import (
 )
 from jupyter_pair_mcp.tools.registry import READ, WRITE, Backends, ToolSpec
 from jupyter_pair_mcp.tools.views import Reads, notebook_view
+
+#: Rows one outline answer holds at most (a 2000-cell notebook comes back whole by default).
+MAX_OUTLINE_CELLS = 5_000
+#: Bytes of rows one outline answer holds at most (~150 a cell: 2000 cells fit).
+MAX_OUTLINE_BYTES = 400_000
 
 
 def check_max(name: str, value: int, limit: int) -> None:
@@ -83,10 +90,10 @@ async def join_room(b: Backends, path: str, kind: str) -> SessionResult:
 def notebook_read_tools(b: Backends) -> list[ToolSpec]:
     async def list_notebooks(
         ctx: Context,
-        path_prefix: Annotated[str, Field(description="Only paths starting with this ('work/').")] = "",
+        path_prefix: Annotated[str, Field(description="Path prefix ('work/').")] = "",
         max_results: MaxResults = 50,
     ) -> NotebookList:
-        """List notebooks (.ipynb) and how many people have each open."""
+        """Notebooks (.ipynb) and how many people have each open."""
         check_max("max_results", max_results, 1000)
         start, wanted = matcher(path_prefix)
         start = b.contents.normalize(start, allow_root=True)
@@ -112,14 +119,14 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
         path: NotebookPath,
         start_index: FirstCell = 0,
         end_index: EndIndex = None,
-        cell_ids: Annotated[list[str] | None, Field(description="Or exactly these cells.")] = None,
-        include_outputs: Annotated[bool, Field(description="Include outputs, as text.")] = True,
-        include_images: Annotated[bool, Field(description="Also PNG/JPEG outputs as images.")] = False,
+        cell_ids: Annotated[list[str] | None, Field(description="Or these cells.")] = None,
+        include_outputs: Annotated[bool, Field(description="Outputs, as text.")] = True,
+        include_images: Annotated[bool, Field(description="Also PNG/JPEG images.")] = False,
         include_collaboration_state: CollaborationState = True,
         max_content_length: MaxContentLength = 100_000,
         fork_id: ForkId = None,
     ) -> NotebookContent:
-        """Read cells live, with unsaved edits; past max_content_length, next_index says where to go on."""
+        """Read cells live (unsaved edits too); pages by next_index."""
         check_max("max_content_length", max_content_length, MAX_CONTENT_LENGTH)
         if include_images and not include_outputs:
             raise InvalidArgument("include_images needs include_outputs: images are outputs")
@@ -179,8 +186,23 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
             return with_images(content, PickedImages(omitted=Counter(off=len(images))), b.image_limits)  # type: ignore[return-value]
         return with_images(content, images, b.image_limits)  # type: ignore[return-value]
 
+    async def get_notebook_outline(
+        ctx: Context,
+        path: NotebookPath,
+        start_index: FirstCell = 0,
+    ) -> NotebookOutline:
+        """Each cell's first line, heading, outputs, errors; pages by next_index."""
+        path = await b.contents.require(path, "notebook")
+        snapshot = (await b.rooms.notebook(path)).snapshot()
+        # Parsing and shaping every cell is Python work per cell: a worker thread does it on the snapshot.
+        try:
+            found = await asyncio.to_thread(outline, snapshot, start_index, None, MAX_OUTLINE_BYTES, MAX_OUTLINE_CELLS)
+        except ValueError as exc:
+            raise InvalidArgument(str(exc)) from None
+        return NotebookOutline(path=path, cell_count=found.cell_count, cells=found.rows, next_index=found.next_index)
+
     async def get_notebook_info(ctx: Context, path: NotebookPath) -> NotebookInfo:
-        """Summarize a notebook: counts by type, cells run, kernel, collaborators."""
+        """Counts by cell type, cells run, kernel, collaborators."""
         path = await b.contents.require(path, "notebook")
         view = await b.rooms.notebook(path)
         counts = view.counts()
@@ -204,7 +226,7 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
         )
 
     async def create_notebook_session(ctx: Context, path: NotebookPath) -> SessionResult:
-        """Open (or join) the notebook's live collaboration room."""
+        """Open or join the notebook's live room."""
         return await join_room(b, await b.contents.require(path, "notebook"), "notebook")
 
     async def search_notebook(
@@ -213,10 +235,10 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
         query: Annotated[str, Field(description="Text to find.")],
         regex: Annotated[bool, Field(description="query is a regex.")] = False,
         case_sensitive: Annotated[bool, Field(description="Match case.")] = False,
-        cell_type: Annotated[str | None, Field(description="Only code, markdown or raw cells.")] = None,
+        cell_type: Annotated[str | None, Field(description="Only this cell type.")] = None,
         max_results: MaxResults = 50,
     ) -> SearchResult:
-        """Find text in cell sources: each match's cell id, index, line, column."""
+        """Find text in cell sources (cell id, index, line, column)."""
         check_max("max_results", max_results, 1000)
         if cell_type is not None and cell_type not in ("code", "markdown", "raw"):
             raise InvalidArgument(f"cell_type {cell_type!r} is not one of code, markdown, raw")
@@ -233,9 +255,9 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
     async def save_notebook(
         ctx: Context,
         path: NotebookPath,
-        new_path: Annotated[str | None, Field(description="Also copy to this new .ipynb (never overwrites).")] = None,
+        new_path: Annotated[str | None, Field(description="Also as this new .ipynb (never overwrites).")] = None,
     ) -> SaveResult:
-        """Write the notebook's live content to disk; new_path also saves a new notebook."""
+        """Save the live notebook to disk (new_path: also as a new notebook)."""
         path = await b.contents.require(path, "notebook")
         target = None
         if new_path is not None:
@@ -272,6 +294,7 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
     return [
         ToolSpec(list_notebooks, "notebook", "List notebooks", READ, read_only=True),
         ToolSpec(get_notebook, "notebook", "Read notebook cells", READ, read_only=True),
+        ToolSpec(get_notebook_outline, "notebook", "Outline a notebook", READ, read_only=True),
         ToolSpec(get_notebook_info, "notebook", "Summarize a notebook", READ, read_only=True),
         ToolSpec(create_notebook_session, "notebook", "Join a notebook's live room", READ, read_only=True),
         ToolSpec(search_notebook, "notebook", "Search a notebook", READ, read_only=True),

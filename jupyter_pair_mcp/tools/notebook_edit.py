@@ -34,6 +34,7 @@ from jupyter_pair_mcp.models.results import (
 )
 from jupyter_pair_mcp.tools.execution import results, run_after_edit, run_images, with_images
 from jupyter_pair_mcp.tools.notebook import compile_query
+from jupyter_pair_mcp.tools.outputs import output_tools
 from jupyter_pair_mcp.tools.params import CellId, CellIndex, ForkId, NotebookPath, Propose, RunCells, StartIndex
 from jupyter_pair_mcp.tools.registry import WRITE, Backends, ToolSpec
 from jupyter_pair_mcp.tools.suggestions import PROPOSED, Proposal, refuse_in_review
@@ -99,15 +100,15 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
     async def batch_insert_notebook_cells(
         ctx: Context,
         path: NotebookPath,
-        cells: Annotated[list[CellInput], Field(description="Cells to insert, in order.")],
-        start_position: Annotated[int | None, Field(description="Index to insert at; default: append.")] = None,
-        positions: Annotated[list[int] | None, Field(description="Or one index per cell, in order.")] = None,
-        after_cell_id: Annotated[str | None, Field(description="Or after this cell (safe if cells move).")] = None,
+        cells: Annotated[list[CellInput], Field(description="Cells, in order.")],
+        start_position: Annotated[int | None, Field(description="Index; default: append.")] = None,
+        positions: Annotated[list[int] | None, Field(description="Or an index per cell.")] = None,
+        after_cell_id: Annotated[str | None, Field(description="Or after this cell.")] = None,
         exec: RunCells = True,
         fork_id: ForkId = None,
         propose: Propose = None,
     ) -> InsertResult:
-        """Insert cells live (people see them appear); runs code cells unless exec=false."""
+        """Insert cells live; runs code unless exec=false."""
         _check_batch("cells", list(cells))
         path = await b.contents.require(path, "notebook")
         async with Proposal(b, ctx, path, "notebook", propose, fork_id) as proposal:
@@ -175,16 +176,15 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
     async def batch_update_notebook_cells(
         ctx: Context,
         path: NotebookPath,
-        updates: Annotated[list[CellUpdateInput], Field(description="One per cell to change.")],
-        cell_ids: Annotated[list[str] | None, Field(description="Or their cells, in order.")] = None,
-        start_index: Annotated[int | None, Field(description="Or the first of consecutive cells.")] = None,
-        end_index: Annotated[int | None, Field(description="With start_index: end, exclusive.")] = None,
+        updates: Annotated[list[CellUpdateInput], Field(description="One per cell.")],
+        cell_ids: Annotated[list[str] | None, Field(description="Or their cell ids.")] = None,
+        start_index: Annotated[int | None, Field(description="Or from this cell on.")] = None,
+        end_index: Annotated[int | None, Field(description="End (exclusive).")] = None,
         exec: RunCells = True,
         fork_id: ForkId = None,
         propose: Propose = None,
     ) -> UpdateResult:
-        """Change cells' source or type live, merged from base_revision (typing since is kept; overlaps apply
-        nothing); runs code cells unless exec=false."""
+        """Change cells live, merged from base_revision (typing kept); runs code unless exec=false."""
         _check_batch("updates", list(updates))
         path = await b.contents.require(path, "notebook")
         async with Proposal(b, ctx, path, "notebook", propose, fork_id) as proposal:
@@ -232,13 +232,13 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
     async def batch_delete_notebook_cells(
         ctx: Context,
         path: NotebookPath,
-        cell_ids: Annotated[list[str] | None, Field(description="Cells to delete.")] = None,
+        cell_ids: Annotated[list[str] | None, Field(description="Cells.")] = None,
         start_index: StartIndex = None,
-        end_index: Annotated[int | None, Field(description="End cell index, exclusive; default: one cell.")] = None,
+        end_index: Annotated[int | None, Field(description="End (exclusive); default: one cell.")] = None,
         fork_id: ForkId = None,
         propose: Propose = None,
     ) -> DeleteResult:
-        """Delete cells live. Returns their sources, to re-insert after a mistake."""
+        """Delete cells live; returns their sources (to re-insert)."""
         path = await b.contents.require(path, "notebook")
         async with Proposal(b, ctx, path, "notebook", propose, fork_id) as proposal:
             return await delete(ctx, path, cell_ids, start_index, end_index, fork_id, proposal)
@@ -278,12 +278,12 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
     async def move_notebook_cell(
         ctx: Context,
         path: NotebookPath,
-        to_index: Annotated[int, Field(description="The cell's index after the move.")],
+        to_index: Annotated[int, Field(description="Index after the move.")],
         cell_id: CellId = None,
         index: CellIndex = None,
         fork_id: ForkId = None,
     ) -> MoveResult:
-        """Move a cell, keeping its id, source, outputs and metadata."""
+        """Move a cell (keeps its id, outputs, metadata)."""
         path = await b.contents.require(path, "notebook")
         refuse_in_review(b, ctx, fork_id, "move_notebook_cell")
         view = await notebook_view(b, ctx, path, fork_id)
@@ -300,7 +300,7 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         view = await notebook_view(b, ctx, path, fork_id)
         ydoc = view.ydoc
         while True:
-            view.fetch_cells(plan, cells, CELL_WALK_PER_TURN)
+            view.fetch_cells([p.index for p in plan], cells, CELL_WALK_PER_TURN)
             if len(cells) == len(plan):
                 return view, cells
             await asyncio.sleep(0)
@@ -311,16 +311,14 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
     async def replace_in_notebook(
         ctx: Context,
         path: NotebookPath,
-        find: Annotated[str, Field(description="Text to find (case-sensitive).")],
-        replace: Annotated[str, Field(description="Replacement; with regex, may use \\1 or \\g<name>.")],
+        find: Annotated[str, Field(description="Text (case-sensitive).")],
+        replace: Annotated[str, Field(description="Replacement (regex: may use \\1, \\g<name>).")],
         regex: Annotated[bool, Field(description="find is a regex.")] = False,
-        cell_ids: Annotated[list[str] | None, Field(description="Only these cells; default: all.")] = None,
-        expected_count: Annotated[
-            int | None, Field(description="Matches you expect: any other count replaces nothing.")
-        ] = None,
+        cell_ids: Annotated[list[str] | None, Field(description="Only these cells.")] = None,
+        expected_count: Annotated[int | None, Field(description="Expected matches, else none replaced.")] = None,
         fork_id: ForkId = None,
     ) -> ReplaceResult:
-        """Replace text in cells' sources live, match by match."""
+        """Replace text in cell sources live."""
         pattern = compile_query(find, regex, case_sensitive=True)
         path = await b.contents.require(path, "notebook")
         refuse_in_review(b, ctx, fork_id, "replace_in_notebook")
@@ -384,4 +382,5 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
         ),
         ToolSpec(move_notebook_cell, "notebook", "Move a cell", WRITE, read_only=False),
         ToolSpec(replace_in_notebook, "notebook", "Replace text", WRITE, read_only=False, idempotent=False),
+        *output_tools(b),
     ]

@@ -13,30 +13,30 @@ from pydantic import Field
 
 NotebookPath = Annotated[str, Field(description="Notebook.")]
 TextPath = Annotated[str, Field(description="Text file.")]
-DocumentPath = Annotated[str, Field(description="Notebook or file.")]
-AnyPath = Annotated[str, Field(description="File, notebook or directory.")]
+DocumentPath = Annotated[str, Field(description="Document.")]
+AnyPath = Annotated[str, Field(description="Any path.")]
 OnlyDocument = Annotated[str | None, Field(description="Only this document.")]
 
-ForkId = Annotated[str | None, Field(description="Fork (fork_document).")]
+ForkId = Annotated[str | None, Field(description="Fork id.")]
 #: Review mode: the edit goes to a suggestion people accept or reject (tools/suggestions.py).
-Propose = Annotated[bool | None, Field(description="Suggest; people accept.")]
-CellId = Annotated[str | None, Field(description="Cell id (wins over index).")]
-CellIndex = Annotated[int | None, Field(description="Cell index, 0-based.")]
-StartIndex = Annotated[int | None, Field(description="First cell index.")]
-FirstCell = Annotated[int, Field(description="First cell index.")]
-EndIndex = Annotated[int | None, Field(description="End, exclusive; default: the end.")]
-BaseRevision = Annotated[str | None, Field(description="Revision read (default: your last); typing since is kept.")]
+Propose = Annotated[bool | None, Field(description="As a suggestion.")]
+CellId = Annotated[str | None, Field(description="Cell id (preferred).")]
+CellIndex = Annotated[int | None, Field(description="Index, 0-based.")]
+StartIndex = Annotated[int | None, Field(description="First cell.")]
+FirstCell = Annotated[int, Field(description="First cell.")]
+EndIndex = Annotated[int | None, Field(description="End (exclusive).")]
+BaseRevision = Annotated[str | None, Field(description="Revision read (default: last).")]
 
 MaxResults = Annotated[int, Field(description="Result limit (1-1000).")]
 #: The most characters one read returns: an answer is serialized, framed and sent on the loop that every notebook
 #: and kernel shares, so one answer's size bounds how long it can hold that loop. Read on with the paging fields.
 MAX_CONTENT_LENGTH = 1_000_000
-MaxContentLength = Annotated[int, Field(description="Character limit (max 1000000).")]
-CollaborationState = Annotated[bool, Field(description="Include who is in the room.")]
+MaxContentLength = Annotated[int, Field(description="Char limit (max 1000000).")]
+CollaborationState = Annotated[bool, Field(description="Who is in the room.")]
 #: The ``exec`` of the edit tools (default true): an agent must know before editing a code cell that the edit
 #: runs it, where other people's variables live, and where its relative paths point.
 RunCells = Annotated[
     bool,
-    Field(description="Run code cells in the kernel people share (cwd: notebook's folder); stops at errors."),
+    Field(description="Run code cells (shared kernel; cwd: its dir); stops at errors."),
 ]
 Timeout = Annotated[float, Field(description="Seconds per cell, then interrupt (max 3600).")]

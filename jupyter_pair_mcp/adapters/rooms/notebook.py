@@ -372,14 +372,14 @@ class NotebookView:
             record.text = ycell["source"]
         return str(cell.get("id", ""))
 
-    def fetch_cells(self, plan: list[Replacement], into: list[Any], walk_budget: int) -> None:
-        """Append to ``into`` the live cells of the next planned replacements, where the snapshot saw them, until
+    def fetch_cells(self, indexes: list[int], into: list[Any], walk_budget: int) -> None:
+        """Append to ``into`` the live cells at the next ``indexes`` (where a snapshot saw them), until
         about ``walk_budget`` cells of the array were walked (each fetch walks the array up to its cell): the
         caller fetches the rest in later loop turns, so 10,000 cells never cost one step O(cells²)."""
         count, walked = self.cell_count, 0
         with self.ydoc.transaction():  # one transaction for all the reads: each of its own costs ~0.3 ms to end
-            while len(into) < len(plan) and walked <= walk_budget:
-                index = plan[len(into)].index
+            while len(into) < len(indexes) and walked <= walk_budget:
+                index = indexes[len(into)]
                 walked += index + 64  # the walk, and the fetch's own cost
                 into.append(self._cells[index] if index < count else None)
 
