@@ -11,7 +11,7 @@ import pytest
 from jupyter_pair_mcp.adapters.rooms.notebook import NotebookView
 from jupyter_pair_mcp.tools import outputs as clearing_tool
 
-from .conftest import call_tool, notebook_json, tool_error
+from .conftest import call_tool, notebook_json, tool_error, within
 from .test_scaling import Accesses, counting
 
 OUT = {"output_type": "stream", "name": "stdout", "text": "printed\n"}
@@ -82,7 +82,9 @@ def huge(jp_root_dir: Any, mcp_client: Any, jp_asyncio_loop: Any) -> str:
 
     async def open_room() -> None:
         async with mcp_client() as client:
-            await call_tool(client, "get_notebook_info", path="huge.ipynb")  # opens the room, builds its index
+            # Opens the room and builds its index: jupyter_ydoc's O(N²) open, over a minute on a loaded machine.
+            opened = await within(client.call_tool("get_notebook_info", {"path": "huge.ipynb"}), 300)
+            assert not opened.is_error, opened
 
     jp_asyncio_loop.run_until_complete(open_room())
     return "huge.ipynb"
@@ -119,7 +121,11 @@ async def test_clearing_10000_cells_keeps_the_loop_free(
     monkeypatch.setattr(pycrdt.Map, "to_py", counted_to_py)
     accesses.docs.append(extension.rooms.live_ydoc(huge, "notebook"))
     async with mcp_client() as client:
-        result = await call_tool(client, "clear_notebook_outputs", path=huge)
+        # Hundreds of small edits, each paying pycrdt's per-event path walk for every observer (O(index) a cell):
+        # about 20 s on an idle machine, so a longer deadline than a call's; the loop stays free meanwhile.
+        cleared = await within(client.call_tool("clear_notebook_outputs", {"path": huge}), 300)
+        assert not cleared.is_error, cleared
+        result = cleared.structured_content
         assert result["cleared"] == HUGE and len(result["cell_ids"]) == clearing_tool.MAX_LISTED
         assert result["edits"] == len(clearing_tool.batches([(i, f"c{i}") for i in range(HUGE)])) > 100
         assert accesses.n == HUGE, "each cleared cell is fetched once"
