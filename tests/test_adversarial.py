@@ -360,14 +360,24 @@ async def test_every_tool_has_a_hostile_case(mcp_client: Any) -> None:
 KNOWN: dict[str, str] = {}  # cases that still hold the loop, with why (none today)
 
 
+#: Cases whose steps include one pycrdt commit of a near-4 MiB value (a whole text rewritten at the body limit):
+#: one Rust call that encodes the update, ~40-50 ms of CPU idle and twice that on a loaded machine, documented in
+#: docs/security.md as on the loop and not ours to split. Their bound is raised for the test phase only.
+HUGE_VALUE: dict[str, float] = {"_text_edits": 0.2}
+
+
 def _cases() -> list[Any]:
     runs = sorted(set(CASES.values()), key=lambda run: run.__name__)
-    return [
-        pytest.param(run, id=run.__name__[1:], marks=[pytest.mark.xfail(reason=KNOWN[run.__name__], strict=False)])
-        if run.__name__ in KNOWN
-        else pytest.param(run, id=run.__name__[1:])
-        for run in runs
-    ]
+    params = []
+    for run in runs:
+        marks: list[Any] = []
+        if run.__name__ in KNOWN:
+            marks.append(pytest.mark.xfail(reason=KNOWN[run.__name__], strict=False))
+        if run.__name__ in HUGE_VALUE:
+            reason = "one pycrdt commit of a near-4 MiB value (docs/security.md)"
+            marks.append(pytest.mark.loop_bound(HUGE_VALUE[run.__name__], reason=reason, phases=("the test",)))
+        params.append(pytest.param(run, id=run.__name__[1:], marks=marks))
+    return params
 
 
 @pytest.mark.parametrize("run", _cases())
