@@ -173,6 +173,14 @@ class JupyterPairMCP(Limits, ExtensionApp):
         0 keeps such rooms open until the server stops. Default: 600 (10 minutes).""",
     ).tag(config=True)
 
+    scan_processes = Int(
+        1,
+        help="""Worker processes that read big notebooks whole for search, outline, replace and clearing
+        outputs, so that converting every cell (pycrdt and json hold the GIL, ~40 ns per byte) does not
+        stop the event loop. Spawned on first need; a notebook under 512 KiB encoded is read in the
+        server's process. 0 reads every notebook in the server's process. Default: 1.""",
+    ).tag(config=True)
+
     ystore_path = Unicode(
         "",
         help="""Absolute path of the SQLite database where collaboration rooms keep their update
@@ -287,6 +295,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
             ystore_path=os.path.abspath(ystore_path),
             max_history_updates=self.max_history_updates,
             explain=contents.load_problem,
+            scan_processes=self.scan_processes,
         )
         self.history = HistoryService(self.rooms, fold_interval=self.history_fold_interval)
         self.forks = ForkService(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import posixpath
 import re
 from collections import Counter
@@ -193,10 +192,12 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
     ) -> NotebookOutline:
         """Each cell's first line, heading, outputs, errors; pages by next_index."""
         path = await b.contents.require(path, "notebook")
-        snapshot = (await b.rooms.notebook(path)).snapshot()
-        # Parsing and shaping every cell is Python work per cell: a worker thread does it on the snapshot.
+        view = await b.rooms.notebook(path)
+        # Parsing and shaping every cell is Python work per cell: a scan, off the loop.
         try:
-            found = await asyncio.to_thread(outline, snapshot, start_index, None, MAX_OUTLINE_BYTES, MAX_OUTLINE_CELLS)
+            found = await b.rooms.scanner.scan(
+                view.ydoc, outline, start_index, None, MAX_OUTLINE_BYTES, MAX_OUTLINE_CELLS
+            )
         except ValueError as exc:
             raise InvalidArgument(str(exc)) from None
         return NotebookOutline(path=path, cell_count=found.cell_count, cells=found.rows, next_index=found.next_index)
@@ -244,9 +245,9 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
             raise InvalidArgument(f"cell_type {cell_type!r} is not one of code, markdown, raw")
         pattern = compile_query(query, regex, case_sensitive)
         path = await b.contents.require(path, "notebook")
-        snapshot = (await b.rooms.notebook(path)).snapshot()
-        # Parsing and scanning a big notebook takes long: a worker thread does it on the snapshot.
-        found, truncated = await asyncio.to_thread(search_snapshot, snapshot, pattern, cell_type, max_results)
+        view = await b.rooms.notebook(path)
+        # Parsing and scanning a big notebook takes long: a scan, off the loop.
+        found, truncated = await b.rooms.scanner.scan(view.ydoc, search_snapshot, pattern, cell_type, max_results)
         matches = [
             SearchMatch(cell_id=m.cell_id, index=m.index, line=m.line, column=m.column, text=m.text) for m in found
         ]

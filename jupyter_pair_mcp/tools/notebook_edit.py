@@ -328,11 +328,10 @@ def notebook_edit_tools(b: Backends) -> list[ToolSpec]:
             view = await notebook_view(b, ctx, path, fork_id)
             for cid in cell_ids or []:
                 view.resolve(cell_id=cid)
-            snapshot = view.snapshot()
             try:
-                plan = await asyncio.to_thread(
+                plan = await b.rooms.scanner.scan(
+                    view.ydoc,
                     plan_notebook,
-                    snapshot,
                     pattern,
                     replace,
                     literal=not regex,

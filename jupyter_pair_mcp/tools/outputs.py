@@ -27,8 +27,9 @@ from jupyter_pair_mcp.tools.views import notebook_view
 CLEAR_BATCH = 100
 #: Sum of the positions of one edit's cells, at most: fetching each cell walks the array up to it, and pycrdt
 #: builds each change event's path, for each deep observer of the room, with a walk too (~3 ms of loop per
-#: cell cleared at the end of 10,000 cells, where this budget gives ~12 cells an edit: ~40 ms).
-POSITIONS_PER_EDIT = 120_000
+#: cell cleared at the end of 10,000 cells, where this budget gives ~6 cells an edit: ~20-25 ms, half the loop
+#: target, as a loaded machine can double it).
+POSITIONS_PER_EDIT = 60_000
 #: Cell ids an answer lists at most (the count says how many were cleared).
 MAX_LISTED = 500
 
@@ -59,10 +60,10 @@ def output_tools(b: Backends) -> list[ToolSpec]:
         refuse_in_review(b, ctx, None, "clear_notebook_outputs")
         if cell_ids is not None and not cell_ids:
             raise InvalidArgument("cell_ids is empty: give at least one, or leave it out to clear every cell")
-        snapshot = (await notebook_view(b, ctx, path)).snapshot()
-        # Finding what to clear (and ids no cell has) parses every cell: a worker thread does it on the snapshot.
+        # Finding what to clear (and ids no cell has) reads every cell: a scan, off the loop.
         wanted = set(cell_ids) if cell_ids is not None else None
-        targets, missing = await asyncio.to_thread(to_clear, snapshot, wanted)
+        first = await notebook_view(b, ctx, path)
+        targets, missing = await b.rooms.scanner.scan(first.ydoc, to_clear, wanted)
         if missing:
             shown = ", ".join(repr(cid[:40]) for cid in missing[:5]) + (", ..." if len(missing) > 5 else "")
             raise NotFound(f"no cell with id {shown} in {path}: read the notebook for current cell ids")

@@ -39,6 +39,7 @@ from jupyter_pair_mcp.adapters.rooms.history import (
 from jupyter_pair_mcp.adapters.rooms.notebook import NotebookView
 from jupyter_pair_mcp.adapters.rooms.opening import Explain, open_document
 from jupyter_pair_mcp.adapters.rooms.persist import Unsaved, is_document_room, save_unsaved, unsaved, write_room
+from jupyter_pair_mcp.adapters.rooms.scanning import Scanner
 from jupyter_pair_mcp.adapters.rooms.textdoc import TextView
 from jupyter_pair_mcp.errors import PairMCPError, PermissionDenied, Unavailable
 from jupyter_pair_mcp.notices import current as current_call
@@ -90,6 +91,7 @@ class RoomsAdapter:
         ystore_path: str = "",
         max_history_updates: int = 0,
         explain: Explain | None = None,
+        scan_processes: int = 1,
     ) -> None:
         self.serverapp = serverapp
         self.explain = explain
@@ -99,6 +101,7 @@ class RoomsAdapter:
         self.journal = EditJournal()
         self.recorder = HistoryRecorder(self.journal, self._authors)
         self.disk = DiskWatch(self._room)
+        self.scanner = Scanner(scan_processes)
         self._db_path: str | None = None
         self._metadata = MetadataCache()
         self._ystore_configured = False
@@ -147,7 +150,7 @@ class RoomsAdapter:
         base = ydoc.ystore_class
         if base is None:
             return  # the admin turned the YStore off: no history
-        ours = configure_store_class(base, config, self.recorder, self.max_history_updates)
+        ours = configure_store_class(base, config, self.recorder, self.max_history_updates, self.scanner.merge)
         ydoc.ystore_class = ours
         # Rooms opened over the websocket take their class from the handler's arguments, fixed at start.
         router = getattr(getattr(self.serverapp, "web_app", None), "default_router", None)
@@ -456,6 +459,7 @@ class RoomsAdapter:
 
     async def close(self) -> None:
         await self.disk.close()
+        await self.scanner.close()
         if self._janitor is not None:
             self._janitor.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -11,8 +11,6 @@ from human ones.
 from __future__ import annotations
 
 import contextlib
-import json
-import re
 import uuid
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -26,13 +24,11 @@ from jupyter_pair_mcp.adapters.rooms.cells import (
     CellChange,
     CellData,
     CellUpdate,
-    Match,
     NewCell,
     cell_data,
     cells_text,
     check_type,
     nbformat_cell,
-    search_snapshot,
     source_text,
     type_and_source,
 )
@@ -221,23 +217,6 @@ class NotebookView:
         return [
             (str(c.get("id", "")), str(c.get("cell_type", "code")), source_text(c.get("source", ""))) for c in cells
         ]
-
-    @staticmethod
-    def sources_of(snapshot: str) -> list[tuple[str, str, str]]:
-        """What :meth:`sources` gives, from a :meth:`snapshot` (parse it in a worker thread: O(N))."""
-        cells = [c for c in json.loads(snapshot) if isinstance(c, dict)]
-        return [
-            (str(c.get("id", "")), str(c.get("cell_type", "code")), source_text(c.get("source", ""))) for c in cells
-        ]
-
-    def snapshot(self) -> str:
-        """Every cell as JSON text, from Rust in one linear pass (~6 ms per 10,000 cells): what whole-notebook
-        work (search) reads, parsed and scanned in a worker thread so the loop is not held meanwhile."""
-        with self._cells.doc.transaction() as txn:
-            return str(self._cells.integrated.to_json(txn._txn))
-
-    def search(self, pattern: re.Pattern[str], cell_type: str | None, max_results: int) -> tuple[list[Match], bool]:
-        return search_snapshot(self.snapshot(), pattern, cell_type, max_results)
 
     # -- edits ------------------------------------------------------------------------------------
     def insert(self, cells: list[NewCell], at: int | list[int]) -> list[tuple[int, str, str]]:
