@@ -56,7 +56,7 @@ async def test_scans_of_a_big_notebook_run_in_the_worker_process(
         # An error raised in the worker (a bad group reference, found while planning) is the agent's tool error.
         message = await tool_error(client, "replace_in_notebook", path=path, find="(p)in", replace=r"\2", regex=True)
         assert "invalid replacement" in message
-    assert scanner.offloaded == 5
+    assert scanner.offloaded["_scan_update"] == 5
 
 
 class TestInProcess:
@@ -71,7 +71,7 @@ class TestInProcess:
         async with mcp_client() as client:
             found = await call_tool(client, "search_notebook", path=path, query="needle")
             assert len(found["matches"]) == 3
-        assert scanner.offloaded == 0 and scanner._pool is None
+        assert not scanner.offloaded and scanner._pool is None
 
 
 async def test_history_checkpoints_are_folded_in_the_worker_process(
@@ -103,7 +103,7 @@ async def test_history_checkpoints_are_folded_in_the_worker_process(
         await autosaved(jp_serverapp, path)
         await stored(jp_serverapp, path)
     assert upstream_folds == 0
-    assert scanner.offloaded >= 2  # 8 edits and the room's own writes: at least two checkpoints
+    assert scanner.offloaded["fold_updates"] >= 2  # 8 edits and the room's own writes: at least two checkpoints
     db_path = jp_serverapp.extension_manager.extension_points["jupyter_pair_mcp"].app.rooms.history_db()
     with sqlite3.connect(db_path) as db:  # its own connection: SQLite isolates it from the store's writes
         rows = db.execute("SELECT checkpoint FROM ycheckpoints").fetchall()

@@ -17,6 +17,7 @@ import contextlib
 import logging
 import multiprocessing
 import signal
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -68,7 +69,8 @@ class Scanner:
     def __init__(self, processes: int = 1, in_place_bytes: int = IN_PLACE_BYTES) -> None:
         self.processes = processes
         self.in_place_bytes = in_place_bytes
-        self.offloaded = 0  # scans run in the worker process (tests and benchmarks read it)
+        #: Work run in the worker process, by function name (tests and benchmarks read it).
+        self.offloaded: Counter[str] = Counter()
         self._pool: ProcessPoolExecutor | None = None
 
     async def scan(self, ydoc: Any, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -79,16 +81,17 @@ class Scanner:
         update: bytes = ydoc.get_update()
         if len(update) <= self.in_place_bytes:
             return await asyncio.to_thread(fn, cells_snapshot(ydoc), *args, **kwargs)
-        return await self._offload(_scan_update, update, fn, args, kwargs)
+        return await self.run(_scan_update, update, fn, args, kwargs)
 
     async def merge(self, updates: list[bytes]) -> bytes:
         """:func:`fold_updates`, in the worker process when the updates are big (see :class:`Merge`)."""
         if self.processes <= 0 or sum(len(u) for u in updates) <= self.in_place_bytes:
             return fold_updates(updates)  # small: cheaper here than any hand-off
-        return await self._offload(fold_updates, updates)
+        return await self.run(fold_updates, updates)
 
-    async def _offload(self, fn: Callable[..., T], *args: Any) -> T:
-        self.offloaded += 1
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` in the worker process (module-level ``fn``, picklable arguments and result)."""
+        self.offloaded[getattr(fn, "__name__", "?")] += 1
         loop = asyncio.get_running_loop()
         for attempt in (1, 2):
             pool = self._ensure_pool()
@@ -111,6 +114,7 @@ class Scanner:
     async def close(self, timeout: float = 5.0) -> None:
         """Stop the worker process: queued scans are cancelled, a running one has ``timeout`` to end."""
         pool, self._pool = self._pool, None
+        self.processes = 0  # what still reads (a room's last save) reads in this process
         if pool is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.to_thread(pool.shutdown, True, cancel_futures=True), timeout)
