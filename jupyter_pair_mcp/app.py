@@ -190,6 +190,14 @@ class JupyterPairMCP(Limits, ExtensionApp):
         with the jupyter_ydoc versions it was tested with. Default: True.""",
     ).tag(config=True)
 
+    max_kept_rooms_size = Int(
+        256 << 20,
+        help="""Bytes the collaboration rooms kept open for agents (see room_idle_timeout) may hold together,
+        measured as their encoded Yjs state (a document's memory is a few times that). Past it, the biggest
+        kept rooms not used in the last minute are saved and closed first (logged); an agent's next call
+        opens them again. 0: no bound. Default: 268435456 (256 MiB).""",
+    ).tag(config=True)
+
     ystore_path = Unicode(
         "",
         help="""Absolute path of the SQLite database where collaboration rooms keep their update
@@ -305,6 +313,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
             max_history_updates=self.max_history_updates,
             explain=contents.load_problem,
             scan_processes=self.scan_processes,
+            max_kept_size=self.max_kept_rooms_size,
         )
         self._linear_ydoc = self.linear_notebook_load and linear_ydoc.install(self.rooms.scanner)
         self.history = HistoryService(self.rooms, fold_interval=self.history_fold_interval)

@@ -9,9 +9,12 @@ reconnecting browser does), then saves and closes it itself, and logs it.
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 import pytest
+
+from jupyter_pair_mcp.adapters.rooms.keepalive import to_close
 
 from .conftest import call_tool, until
 
@@ -70,3 +73,51 @@ def test_rooms_are_kept_ten_minutes_by_default() -> None:
     from jupyter_pair_mcp.app import JupyterPairMCP
 
     assert JupyterPairMCP.room_idle_timeout.default_value >= 600
+
+
+class TestMemoryBound:
+    """Kept rooms together hold at most max_kept_rooms_size (encoded): the biggest idle one goes first, logged;
+    an agent's next call opens it again, and that re-open is counted."""
+
+    @pytest.fixture
+    def mcp_config(self) -> dict[str, Any]:
+        return {"room_idle_timeout": 3600, "max_kept_rooms_size": 1}  # the test sets the real bound below
+
+    async def test_the_biggest_kept_room_goes_first(
+        self, mcp_client: Any, make_notebook: Any, extension: Any, jp_serverapp: Any, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        caplog.set_level(logging.INFO, logger="jupyter_pair_mcp")
+        rooms = extension.rooms
+        server = jp_serverapp.extension_manager.extension_points["jupyter_server_ydoc"].app.ywebsocket_server
+        big = make_notebook("big.ipynb", [{**cell, "source": "x" * 20_000} for cell in FIVE])
+        small = make_notebook("small.ipynb", FIVE)
+        other = make_notebook("other.ipynb", FIVE)
+        async with mcp_client() as client:
+            for path in (big, small, other):
+                await call_tool(client, "get_notebook_info", path=path)
+            ids = {path: rooms.room_id(path, "notebook") for path in (big, small, other)}
+            sizes = {path: len(server.rooms[ids[path]].ydoc.get_update()) for path in ids}
+            assert sizes[big] > 20_000 > sizes[small]
+            rooms.kept.max_size = sizes[big] + sizes[small]  # all three do not fit; without the big one they do
+            # Used within the last minute: nothing is closed for memory, whatever the bound.
+            assert await rooms.evict_idle() == []
+            closed = await rooms.evict_idle(now=time.monotonic() + 61)
+            assert closed == [ids[big]] and ids[big] not in server.rooms
+            assert ids[small] in server.rooms and ids[other] in server.rooms
+            assert any("the biggest of the rooms kept" in r.getMessage() for r in caplog.records)
+            measured = rooms.kept.sizes.measured
+            assert await rooms.evict_idle(now=time.monotonic() + 62) == []
+            assert rooms.kept.sizes.measured == measured, "an unchanged room is not encoded again"
+            # The agent comes back to it: opened again, counted and logged.
+            read = await call_tool(client, "get_notebook", path=big, start_index=0, end_index=1)
+            assert read["cells"][0]["source"] == "x" * 20_000
+            assert rooms.kept.reopened == 1
+            assert any("Reopening collaboration room" in r.getMessage() for r in caplog.records)
+
+
+def test_rooms_to_close_are_the_biggest_idle_ones() -> None:
+    sizes = {"a": 50, "b": 300, "c": 100, "d": 400}
+    used = {"a": 0.0, "b": 0.0, "c": 0.0, "d": 990.0}  # d was used 10 s ago
+    assert to_close(sizes, used, budget=500, now=1000.0) == ["b", "c"]  # d stays though it is the biggest
+    assert to_close(sizes, used, budget=10_000, now=1000.0) == []
+    assert to_close(sizes, used, budget=0, now=1000.0) == ["b", "c", "a"]

@@ -5,8 +5,8 @@ users have open — fetched again on every call with ``get_document(copy=False, 
 defaults would hand back a detached copy (edits vanish) or nothing when no browser has the file open,
 and a handle kept from an earlier call may belong to a room that has since been deleted (edits to it
 "succeed" and are lost). Rooms we had to create are ours to clean up: jupyter-collaboration only
-deletes rooms when a websocket closes, so :meth:`RoomsAdapter.evict_idle` saves and removes the
-ones nobody joined once they have been idle for ``idle_timeout`` seconds. Opening a room, and refusing
+deletes rooms when a websocket closes, so the rooms an agent uses are kept, saved and closed by
+:mod:`.keepalive`. Opening a room, and refusing
 a file collaboration cannot load, is :mod:`.opening`; writing rooms to disk (now, on close, at stop)
 is :mod:`.persist`.
 """
@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +35,7 @@ from jupyter_pair_mcp.adapters.rooms.history import (
     read_rows,
     store_key,
 )
+from jupyter_pair_mcp.adapters.rooms.keepalive import KeptRooms
 from jupyter_pair_mcp.adapters.rooms.notebook import NotebookView
 from jupyter_pair_mcp.adapters.rooms.opening import Explain, open_document
 from jupyter_pair_mcp.adapters.rooms.persist import Unsaved, is_document_room, save_unsaved, unsaved, write_room
@@ -92,10 +92,11 @@ class RoomsAdapter:
         max_history_updates: int = 0,
         explain: Explain | None = None,
         scan_processes: int = 1,
+        max_kept_size: int = 256 << 20,
     ) -> None:
         self.serverapp = serverapp
         self.explain = explain
-        self.idle_timeout = idle_timeout
+        self.kept = KeptRooms(self._ydoc_extension, self._forget, idle_timeout, max_kept_size)
         self.ystore_path = ystore_path
         self.max_history_updates = max_history_updates
         self.journal = EditJournal()
@@ -106,9 +107,6 @@ class RoomsAdapter:
         self._metadata = MetadataCache()
         self._ystore_configured = False
         self._indexes: dict[str, tuple[Any, CellIndex]] = {}
-        self._opened: dict[str, float] = {}  # rooms we keep open (nobody has them in a browser) -> last use
-        self._used: dict[str, float] = {}  # every room an agent used -> its last use (monotonic)
-        self._janitor: asyncio.Task[None] | None = None
         self._ydoc: Any = None
 
     # -- lookups ----------------------------------------------------------------------------------
@@ -312,6 +310,8 @@ class RoomsAdapter:
         if room_id is None:
             raise Unavailable("the file id service is not running: enable the jupyter_server_fileid extension")
         existed = room_id in ydoc.ywebsocket_server.rooms
+        if not existed:
+            self.kept.opening(room_id)
         try:
             document = await open_document(ydoc, room_id, path, kind, self.explain)
         except Exception:
@@ -326,11 +326,7 @@ class RoomsAdapter:
             # with the file when the room reopens). Wait for it.
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(observed.wait(), 5.0)
-        now = self._used[room_id] = time.monotonic()
-        if not existed or room_id in self._opened or (room is not None and not room.clients):
-            self._keep(room_id, room, now)
-        else:
-            self._start_janitor()  # watches for its last browser leaving
+        self.kept.used(room_id, room, existed)
         call = current_call()  # a tool call (not a resource read, nor a run's output writer): once per room
         if room is not None and call is not None and room_id not in call.checked:
             await self.disk.settle(room, path)  # a file changed on disk is loaded before the call reads or edits
@@ -375,84 +371,12 @@ class RoomsAdapter:
         return await save_unsaved(before, server.rooms, timeout)
 
     # -- cleanup ----------------------------------------------------------------------------------
-    def _keep(self, room_id: str, room: Any, used: float) -> None:
-        """Keep a room nobody has open in a browser for ``idle_timeout`` after an agent's last use of it.
-
-        When the last browser leaves a room, jupyter_server_ydoc closes it ``document_cleanup_delay`` later
-        (a minute): an agent pausing to think would pay the whole open again (seconds at 10,000 cells). Its
-        pending cleaner is cancelled here, as a browser reconnecting cancels it, and the room is ours to close.
-        """
-        cleaner = getattr(room, "cleaner", None)
-        if cleaner is not None and not cleaner.done():
-            cleaner.cancel()
-            log.info("Keeping collaboration room %s open while an MCP agent uses it", room_id)
-        self._opened[room_id] = used
-        self._start_janitor()
-
-    def _start_janitor(self) -> None:
-        if self.idle_timeout and (self._janitor is None or self._janitor.done()):
-            self._janitor = asyncio.get_running_loop().create_task(self._sweep_forever())
-
-    async def _sweep_forever(self) -> None:
-        # Often enough to catch a room whose last browser left before jupyter_server_ydoc's cleaner closes it.
-        cleanup = getattr(self._ydoc_extension(), "document_cleanup_delay", None) or 60.0
-        interval = max(0.2, min(self.idle_timeout / 4, 15.0, float(cleanup) / 2))
-        while self._opened or self._used:
-            await asyncio.sleep(interval)
-            try:
-                await self.evict_idle()
-            except Exception:
-                log.exception("evicting idle collaboration rooms failed")
-
     async def evict_idle(self, *, now: float | None = None) -> list[str]:
-        """Save and delete the rooms we created that nobody joined and nobody used for a while."""
-        now = time.monotonic() if now is None else now
-        ydoc = self._ydoc_extension()
-        for room_id, used in list(self._used.items()):
-            room = self._room(room_id)
-            if room is None or now - used >= self.idle_timeout:
-                self._used.pop(room_id, None)  # gone, or unused for long: jupyter_server_ydoc's to close
-            elif not room.clients and room_id not in self._opened:
-                self._keep(room_id, room, used)  # its last browser left while an agent uses it
-        evicted = []
-        for room_id, last_used in list(self._opened.items()):
-            room = self._room(room_id)
-            if room is None or room.clients:
-                # Gone already, or a browser joined: its websocket handler cleans it up from now on.
-                self._forget(room_id)
-                continue
-            if now - last_used < self.idle_timeout:
-                continue
-            await self._delete(ydoc, room_id, room)
-            self._used.pop(room_id, None)
-            evicted.append(room_id)
-        return evicted
-
-    async def _delete(self, ydoc: Any, room_id: str, room: Any) -> None:
-        pending = getattr(room, "_saving_document", None)
-        if pending is not None and not pending.done():
-            # An autosave is still waiting out its delay: deleting the room would cancel it.
-            try:
-                await write_room(room, room_id)
-            except Exception as exc:
-                log.warning("Saving room %s before closing it failed: %s", room_id, exc)
-        async with ydoc._room_locks[room_id]:
-            if room.clients or self._room(room_id) is not room:
-                return
-            await ydoc.ywebsocket_server.delete_room(room=room)
-            file_id = room_id.rsplit(":", 1)[-1]
-            loader = ydoc.file_loaders[file_id]
-            if loader.number_of_subscriptions == 0:
-                await ydoc.file_loaders.remove(file_id)
-        self._forget(room_id)
-        log.info(
-            "Closed collaboration room %s: no browser has it open and no MCP agent used it for %.0f s",
-            room_id,
-            self.idle_timeout,
-        )
+        """Save and close the kept rooms idle past ``idle_timeout``, and the biggest past the memory bound."""
+        return await self.kept.evict(now=now)
 
     def _forget(self, room_id: str) -> None:
-        self._opened.pop(room_id, None)
+        self.kept.forget(room_id)
         entry = self._indexes.pop(room_id, None)
         if entry is not None:
             entry[1].close()
@@ -460,9 +384,6 @@ class RoomsAdapter:
     async def close(self) -> None:
         await self.disk.close()
         await self.scanner.close()
-        if self._janitor is not None:
-            self._janitor.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._janitor
+        await self.kept.close()
         for room_id in list(self._indexes):
             self._forget(room_id)
