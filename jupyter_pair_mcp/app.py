@@ -297,6 +297,13 @@ class JupyterPairMCP(Limits, ExtensionApp):
         self.principal_key: bytes = secrets.token_bytes(32)
         install_exit_guard()
         self.rate_limiter = RateLimiter(self.rate_limit, self.rate_limit_burst) if self.rate_limit > 0 else None
+        package_log = logging.getLogger("jupyter_pair_mcp")
+        if not package_log.handlers and not logging.getLogger().handlers:
+            # Our modules log under "jupyter_pair_mcp" (rooms kept and closed, scans, history): Jupyter configures
+            # only its app loggers, so without this their INFO lines would never reach the server's log.
+            for handler in self.serverapp.log.handlers:
+                package_log.addHandler(handler)
+            package_log.setLevel(self.serverapp.log.getEffectiveLevel())
         if logging.getLogger("mcp").level == logging.NOTSET:
             # The SDK logs session ids at INFO; keep them out of Jupyter's log unless asked for.
             logging.getLogger("mcp").setLevel(logging.WARNING)

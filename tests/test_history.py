@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -340,6 +341,35 @@ class TestReopen:
             await call_tool(client, "restore_document_version", path=path, version_id=versions[-1]["version_id"])
             data = await call_tool(client, "get_notebook", path=path)
             assert [c["source"] for c in data["cells"]] == ["x = 0", "x = 1", "x = 2"]
+
+    async def test_closing_a_room_waits_for_its_history(
+        self, mcp_client: Any, make_notebook: Any, jp_serverapp: Any, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A room closed while its store still writes the last edit (a busy machine) keeps that edit in its
+        history, and reopens from the store, not as "content as loaded from the file"."""
+        path = make_notebook("slow.ipynb", THREE)
+        rooms = jp_serverapp.extension_manager.extension_points["jupyter_pair_mcp"].app.rooms
+        async with mcp_client() as client:
+            await update_cell(client, path, "c1", "a")
+            await stored(jp_serverapp, path)
+            room = document_room(jp_serverapp, path)
+            base = type(room.ystore).__mro__[1]  # pycrdt-store's SQLiteYStore, under the history store's write
+            original = base.write
+
+            async def slow_write(store: Any, data: bytes) -> None:
+                for _ in range(2000):  # a write that takes many loop turns, as on a loaded machine
+                    await asyncio.sleep(0)
+                await original(store, data)
+
+            monkeypatch.setattr(base, "write", slow_write)
+            await update_cell(client, path, "c1", "b")
+            assert await rooms.evict_idle(now=time.monotonic() + 7200)
+            assert rooms.info(path, "notebook") is None
+            summaries = [v["summary"] for v in await history(client, path)]
+            assert summaries[:2] == ["updated cell c1", "updated cell c1"], summaries
+            await update_cell(client, path, "c2", "c")  # reopens the room
+            summaries = [v["summary"] for v in await history(client, path)]
+            assert "content as loaded from the file" not in summaries[:3], summaries
 
 
 async def test_an_execution_is_one_version_by_its_agent(mcp_client: Any, make_notebook: Any) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_pair_mcp.adapters.rooms import cellindex, notebook
+from jupyter_pair_mcp.adapters.rooms import cellindex, notebook, scanning
 
 from .conftest import call_tool, notebook_json, within
 from .test_review import People
@@ -23,9 +23,11 @@ pytestmark = pytest.mark.usefixtures("jp_serverapp")
 
 HUGE = 20_000
 
-#: The server saves every open room when it stops: jupyter_ydoc reads cell i by index to save (O(N²), issue 25).
-SAVED_AT_SHUTDOWN = pytest.mark.loop_bound(
-    10.0, reason="saving a big room at shutdown is jupyter_ydoc's O(N²) work (issue 25)", phases=("teardown",)
+#: Opening a big notebook's room (in setup) and saving it when the server stops (teardown) are jupyter_server's
+#: and jupyter-collaboration's work on the loop: reading the file and checking its trust signature (~80 ms at
+#: 5,000 cells), applying the loaded document to the room, writing it back.
+OPENED_AND_SAVED = pytest.mark.loop_bound(
+    10.0, reason="jupyter_server reads and signs a big notebook file on the loop", phases=("setup", "teardown")
 )
 
 
@@ -46,7 +48,7 @@ class WholeReads:
         self.n = 0
         self.names: list[str] = []
         for owner, name in [
-            (notebook.NotebookView, "snapshot"),
+            (scanning, "cells_snapshot"),
             (notebook.NotebookView, "sources"),
             (notebook.NotebookView, "all_cells"),
             (cellindex, "cells_json"),
@@ -90,21 +92,35 @@ async def _propose_and_accept(client: Any, people: People, path: str, count: int
     return made
 
 
-@SAVED_AT_SHUTDOWN
+@pytest.fixture
+def opened(jp_root_dir: Any, mcp_client: Any, jp_asyncio_loop: Any) -> dict[int, str]:
+    """A 50- and a 5,000-cell notebook whose rooms are open, with their cell indexes (not the test's subject)."""
+    paths = {count: big(jp_root_dir, f"review-{count}.ipynb", count) for count in (50, 5_000)}
+
+    async def open_rooms() -> None:
+        async with mcp_client() as client:
+            for path in paths.values():
+                result = await within(client.call_tool("get_notebook_info", {"path": path}), 120)
+                assert not result.is_error, result
+
+    jp_asyncio_loop.run_until_complete(open_rooms())
+    return paths
+
+
+@OPENED_AND_SAVED
 async def test_proposing_and_accepting_do_not_read_the_whole_notebook(
     mcp_client: Any,
     people: People,
-    jp_root_dir: Any,
+    opened: dict[int, str],
     extension: Any,
     monkeypatch: pytest.MonkeyPatch,
     accesses: Accesses,
 ) -> None:
     whole = WholeReads(monkeypatch)
     found: dict[int, tuple[int, int]] = {}
-    for count in (50, 5_000):
-        path = big(jp_root_dir, f"review-{count}.ipynb", count)
+    for count, path in opened.items():
         async with mcp_client() as client:
-            await call_tool(client, "get_notebook_info", path=path)  # opens the room and builds its cell index
+            await call_tool(client, "get_notebook_info", path=path)  # the room is open: its index is reused
             accesses.docs.append(extension.rooms.live_ydoc(path, "notebook"))
             whole.n, accesses.n, accesses.steps = 0, 0, 0
             whole.names.clear()
@@ -119,13 +135,13 @@ async def test_proposing_and_accepting_do_not_read_the_whole_notebook(
 
 @pytest.fixture
 def huge(jp_root_dir: Any, mcp_client: Any, jp_asyncio_loop: Any) -> str:
-    """A 20,000-cell notebook whose room is open (opening it is not the test's subject: issue 25's)."""
+    """A 20,000-cell notebook whose room is open (opening it is not the test's subject)."""
     path = big(jp_root_dir, "huge-review.ipynb", HUGE)
 
     async def open_room() -> None:
         async with mcp_client() as client:
-            # Opens the room and builds its cell index: jupyter_ydoc's O(N²) open takes seconds, and over a
-            # minute on a loaded machine, so it gets a longer deadline than a call (issue 25 makes it linear).
+            # Opens the room and builds its cell index: seconds, more on a loaded machine, so it gets a longer
+            # deadline than a call.
             result = await within(client.call_tool("get_notebook_info", {"path": path}), 300)
             assert not result.is_error, result
 
@@ -135,7 +151,8 @@ def huge(jp_root_dir: Any, mcp_client: Any, jp_asyncio_loop: Any) -> str:
 
 @pytest.mark.loop_bound(
     10.0,
-    reason="opening and saving a big room is jupyter_ydoc's O(N²) work and our cell index's first build (issue 25)",
+    reason="opening and saving a big room is jupyter_server's and jupyter-collaboration's work on the loop, and our "
+    "cell index's first build",
     phases=("setup", "teardown"),
 )
 async def test_a_proposal_on_a_huge_notebook_keeps_the_loop_free(mcp_client: Any, people: People, huge: str) -> None:

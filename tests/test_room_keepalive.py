@@ -16,7 +16,7 @@ import pytest
 
 from jupyter_pair_mcp.adapters.rooms.keepalive import to_close
 
-from .conftest import call_tool, until
+from .conftest import call_tool, notebook_json, until, within
 
 FIVE = [{"cell_type": "code", "source": f"x = {i}", "id": f"c{i}"} for i in range(5)]
 
@@ -121,3 +121,22 @@ def test_rooms_to_close_are_the_biggest_idle_ones() -> None:
     assert to_close(sizes, used, budget=500, now=1000.0) == ["b", "c"]  # d stays though it is the biggest
     assert to_close(sizes, used, budget=10_000, now=1000.0) == []
     assert to_close(sizes, used, budget=0, now=1000.0) == ["b", "c", "a"]
+
+
+async def test_a_real_server_logs_closing_and_reopening_a_kept_room() -> None:
+    """In a Jupyter server of its own (its logging as users have it), the keep-alive's lines reach the server's
+    log, and an agent coming back to a room the server closed re-opens it, logged."""
+    import httpx2
+
+    from benchmarks.jupyter_process import JupyterProcess, RawSession
+
+    with JupyterProcess("--JupyterPairMCP.room_idle_timeout=0.5") as server:
+        (server.root / "kept.ipynb").write_text(notebook_json(FIVE))
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {server.token}"}, timeout=60) as http:
+            raw = RawSession(http, f"{server.url}/mcp")
+            await raw.open()
+            await within(raw.call("get_notebook_info", path="kept.ipynb"), 60)
+            await until(lambda: "Closed collaboration room" in server.log_text, 60, "the idle room closing")
+            read = await within(raw.call("get_notebook", path="kept.ipynb", start_index=0, end_index=1), 60)
+            assert read["cells"][0]["source"] == "x = 0"
+        assert "Reopening collaboration room" in server.log_text

@@ -91,7 +91,7 @@ async def _per_edit(client: Any, extension: Any, path: str, counter: Accesses) -
 
 
 @pytest.mark.loop_bound(
-    0.5, reason="saving a 1500-cell room is jupyter_ydoc's own work (YNotebook._get reads cell i by index: issue 25)"
+    0.5, reason="opening and saving a 1500-cell room: jupyter_server reads and signs the file, the room applies it"
 )
 async def test_a_call_touches_the_cells_array_a_fixed_number_of_times(
     mcp_client: Any, make_notebook: Any, collaborator: Any, extension: Any, accesses: Accesses
@@ -107,7 +107,7 @@ async def test_a_call_touches_the_cells_array_a_fixed_number_of_times(
 
 
 @pytest.mark.loop_bound(
-    0.5, reason="saving a 1500-cell room is jupyter_ydoc's own work (YNotebook._get reads cell i by index: issue 25)"
+    0.5, reason="opening and saving a 1500-cell room: jupyter_server reads and signs the file, the room applies it"
 )
 async def test_reading_many_cells_walks_the_array_linearly(
     mcp_client: Any, make_notebook: Any, extension: Any, accesses: Accesses

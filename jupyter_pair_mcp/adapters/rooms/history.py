@@ -275,6 +275,26 @@ def configure_store_class(
     return ProvenanceYStore
 
 
+async def stored_all(room: Any, timeout: float = 10.0) -> bool:
+    """Wait (at most ``timeout``) until ``room``'s store has written every update the room has: none waiting in
+    the room's update stream (pycrdt-websocket hands each to a store write task) and no write in flight.
+
+    Deleting a room cancels its pending writes: its history would miss the last edits, and on reopening, the
+    store would disagree with the file (the room then reloads the file, a "loaded from the file" version)."""
+    stream = getattr(room, "_update_receive_stream", None)
+    lock = getattr(getattr(room, "ystore", None), "_mcp_lock", None)
+    deadline = time.monotonic() + timeout
+    quiet = 0
+    while time.monotonic() < deadline:
+        waiting = stream is not None and stream.statistics().current_buffer_used > 0
+        writing = lock is not None and (lock.locked() or lock.statistics().tasks_waiting > 0)
+        quiet = 0 if waiting or writing else quiet + 1
+        if quiet >= 3:  # quiet over a few loop turns: the write tasks handed out have all run
+            return True
+        await anyio.sleep(0 if quiet else 0.005)
+    return False
+
+
 async def count_rows(store: Any) -> int:
     async with store.lock, store._db:
         cursor = await store._db.cursor()

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from jupyter_pair_mcp.adapters.rooms.history import stored_all
 from jupyter_pair_mcp.adapters.rooms.persist import write_room
 
 log = logging.getLogger(__name__)
@@ -181,6 +182,8 @@ class KeptRooms:
                 await write_room(room, room_id)
             except Exception as exc:
                 log.warning("Saving room %s before closing it failed: %s", room_id, exc)
+        if not await stored_all(room):
+            log.warning("The history of room %s had not stored its last edits when it was closed", room_id)
         async with ydoc._room_locks[room_id]:
             if room.clients or self._room(room_id) is not room:
                 return False
