@@ -113,9 +113,10 @@ class HistoryService:
 
     async def undo_edits(self, path: str, kind: str, actor: Any, count: int) -> UndoResult:
         if kind == "notebook":
-            ydoc = (await self.rooms.notebook(path, actor)).ydoc
-        else:
-            ydoc = (await self.rooms.text(path, actor)).ydoc
+            view = await self.rooms.notebook(path, actor)
+            # cell ids from the room's cell index (kept current by the undo's own events), not read from cells
+            return self.undo.undo(view.ydoc, actor, count, path=path, kind=kind, ids=lambda: view.ids)
+        ydoc = (await self.rooms.text(path, actor)).ydoc
         return self.undo.undo(ydoc, actor, count, path=path, kind=kind)
 
     async def edit_versions(self, path: str, kind: str, serials: set[str]) -> dict[str, tuple[str, str | None]]:

@@ -13,6 +13,7 @@ built-in undo manager tracks the humans' edits; we never use it. Managers die wi
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,8 +87,12 @@ class UndoTracker:
         if stack is not None and edit.changed:
             stack.summaries.append(edit.summary)
 
-    def undo(self, ydoc: Any, actor: Any, count: int, *, path: str, kind: str) -> UndoResult:
-        """Undo the actor's last ``count`` edits in ``ydoc`` as one recorded agent edit."""
+    def undo(
+        self, ydoc: Any, actor: Any, count: int, *, path: str, kind: str, ids: Callable[[], list[str]] | None = None
+    ) -> UndoResult:
+        """Undo the actor's last ``count`` edits in ``ydoc`` as one recorded agent edit. ``ids``: the notebook's
+        cell ids in order, now (a cell index's; else every cell is read, O(cells) on the loop)."""
+        cell_ids = ids or (lambda: _cell_ids(ydoc))
         stack = self._stacks.get(ydoc, {}).get(actor.origin)
         available = len(stack.manager.undo_stack) if stack is not None else 0
         if stack is not None:  # the names of the steps the stack really holds: the newest ``available``
@@ -95,7 +100,7 @@ class UndoTracker:
         count = min(count, available)
         if stack is None or count == 0:
             return UndoResult([], [], available)
-        before = _cell_ids(ydoc) if kind == "notebook" else []
+        before = cell_ids() if kind == "notebook" else []
         undone = list(reversed(stack.summaries[-count:]))
         summary = f"undid {count} edit{'s' if count != 1 else ''}: " + "; ".join(undone)
         # pycrdt's undo opens its own transaction, so the journal records it without an outer one.
@@ -104,7 +109,7 @@ class UndoTracker:
             for _ in range(count):
                 stack.manager.undo()
         del stack.summaries[len(stack.summaries) - count :]
-        after = set(_cell_ids(ydoc)) if kind == "notebook" else set()
+        after = set(cell_ids()) if kind == "notebook" else set()
         removed = [cell_id for cell_id in before if cell_id not in after]
         return UndoResult(undone, removed, len(stack.manager.undo_stack))
 
