@@ -221,8 +221,12 @@ async def test_a_wildcard_that_leaves_out_a_needed_type_is_406(
 ) -> None:
     headers = {**(await session_headers(http, mcp_url, auth)), "Accept": accept}
     if method == "POST":
-        response = await http.post(mcp_url, json=rpc("ping", id=2), headers=headers)
+        # An edit is answered with a stream: it needs both types. A ping is one JSON body: application/* will do.
+        edit = rpc("tools/call", {"name": "batch_update_notebook_cells", "arguments": {}}, id=2)
+        response = await http.post(mcp_url, json=edit, headers=headers)
         assert response.status_code == 406
+        ping = await http.post(mcp_url, json=rpc("ping", id=3), headers=headers)
+        assert ping.status_code == (200 if accept == "application/*" else 406), ping.text
     else:
         async with http.stream("GET", mcp_url, headers=headers) as stream:
             assert stream.status_code == 406

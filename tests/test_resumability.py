@@ -164,9 +164,14 @@ async def test_a_big_read_is_delivered_but_not_kept_for_replay(
     session = await open_session(http, mcp_url, auth)
     extension.event_store.max_event_bytes = 256 * 1024  # built by the first request
     headers = {**MCP_HEADERS, **auth, "mcp-session-id": session, "mcp-protocol-version": LEGACY_VERSION}
+    # Asking for progress makes a read stream (SSE, with events to replay); without, it is one JSON body.
     call = rpc(
         "tools/call",
-        {"name": "get_document", "arguments": {"path": "big.txt", "max_content_length": 1_000_000}},
+        {
+            "name": "get_document",
+            "arguments": {"path": "big.txt", "max_content_length": 1_000_000},
+            "_meta": {"progressToken": "big"},
+        },
         id=21,
     )
     async with http.stream("POST", mcp_url, json=call, headers=headers) as response:

@@ -123,6 +123,9 @@ def build_server(
         server.middleware.append(TaskCalls(tasks, permissions))
         server.task_tools = frozenset(permissions)
         advertise_legacy(server)
+    # Product tools that only read and run no code answer with one JSON body (protocol/wholebody.py).
+    product = {spec.name for spec in tool_specs(backends) if spec.read_only and spec.name not in TASK_TOOLS}
+    server.quick_tools = frozenset(product & set(names))
     server.middleware.append(CallNotices(read_only_tools.__contains__))
     server.middleware.append(CachedToolList())
     register_resources(server, backends)
@@ -165,6 +168,7 @@ def build_session_manager(
         session_idle_timeout=session_idle_timeout,
         max_sessions=max_sessions,
         max_sessions_per_principal=max_sessions_per_principal,
+        quick_tools=getattr(server, "quick_tools", frozenset()),
         max_request_body_size=max_request_body_size,
         security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
@@ -187,6 +191,7 @@ class _Server(MCPServer):
     _schemas: dict[str, Any] | None = None
     output_schemas: bool = False
     task_tools: frozenset[str] = frozenset()  # listed with execution.taskSupport "optional" (2025-11-25 only)
+    quick_tools: frozenset[str] = frozenset()  # answered with one JSON body (protocol/wholebody.py)
 
     async def list_tools(self) -> list[MCPTool]:
         if self._listed is None:

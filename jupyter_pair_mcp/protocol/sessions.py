@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 from typing import Any
+from uuid import uuid4
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorization_context
 from mcp.server.auth.provider import AccessToken
@@ -24,6 +25,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from jupyter_pair_mcp.protocol.event_store import MemoryEventStore, ScopedEventStore
+from jupyter_pair_mcp.protocol.wholebody import WholeAnswers
 
 log = logging.getLogger(__name__)
 
@@ -37,9 +39,11 @@ class ScopedSessionManager(StreamableHTTPSessionManager):
         *,
         shared_store: MemoryEventStore | None,
         max_sessions_per_principal: int | None = None,
+        quick_tools: frozenset[str] = frozenset(),
         **kwargs: Any,
     ) -> None:
         super().__init__(app, event_store=None, **kwargs)
+        self.quick_tools = quick_tools
         self.shared_store = shared_store
         self.max_sessions_per_principal = max_sessions_per_principal
         self._views: dict[str, ScopedEventStore] = {}
@@ -84,8 +88,24 @@ class ScopedSessionManager(StreamableHTTPSessionManager):
         return True
 
     def _admit_session(self, requestor: Any) -> StreamableHTTPServerTransport | None:
-        transport = super()._admit_session(requestor)
-        if transport is not None and self.shared_store is not None and transport.mcp_session_id:
+        """The SDK's ``_admit_session`` (mcp 2.3), with our transport: requests that stream nothing are answered
+        with one JSON body (protocol/wholebody.py)."""
+        if self.max_sessions is not None and len(self._server_instances) >= self.max_sessions:
+            return None
+        transport = WholeAnswers(
+            mcp_session_id=uuid4().hex,
+            is_json_response_enabled=self.json_response,
+            event_store=self.event_store,
+            security_settings=self.security_settings,
+            retry_interval=self.retry_interval,
+            idle_timeout=self.session_idle_timeout,
+            quick_tools=self.quick_tools,
+        )
+        assert transport.mcp_session_id is not None
+        if requestor is not None:
+            self._session_owners[transport.mcp_session_id] = requestor
+        self._server_instances[transport.mcp_session_id] = transport
+        if self.shared_store is not None:
             view = self.shared_store.scoped()
             self._views[transport.mcp_session_id] = view
             # The transport reads its store from this attribute (mcp 2.3); the manager hands every
