@@ -214,13 +214,8 @@ class RawSession:
         raise RuntimeError(f"no response in {response.text[:200]}")
 
     async def call(self, name: str, **arguments: Any) -> Any:
-        body = self._rpc("tools/call", {"name": name, "arguments": arguments})
-        response = await self.http.post(self.url, json=body, headers=self.headers)
-        for line in response.text.splitlines():
-            if line.startswith("data:") and len(line) > 6:
-                message = json.loads(line[5:])
-                if message.get("id") == body["id"]:
-                    if message["result"].get("isError"):
-                        raise RuntimeError(message["result"]["content"][0]["text"])
-                    return message["result"]["structuredContent"]
-        raise RuntimeError(f"no response in {response.text[:200]}")
+        """A tool's structured result (answered as one JSON body or an SSE stream); a tool error raises."""
+        message = await self.request("tools/call", {"name": name, "arguments": arguments})
+        if message["result"].get("isError"):
+            raise RuntimeError(message["result"]["content"][0]["text"])
+        return message["result"]["structuredContent"]
