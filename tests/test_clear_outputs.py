@@ -8,8 +8,9 @@ from typing import Any
 import pycrdt
 import pytest
 
+from jupyter_pair_mcp.adapters.rooms import clearing
 from jupyter_pair_mcp.adapters.rooms.notebook import NotebookView
-from jupyter_pair_mcp.tools import outputs as clearing_tool
+from jupyter_pair_mcp.tools import outputs as outputs_tool
 
 from .conftest import call_tool, notebook_json, tool_error, within
 from .test_scaling import Accesses, counting
@@ -126,19 +127,19 @@ async def test_clearing_10000_cells_keeps_the_loop_free(
         cleared = await within(client.call_tool("clear_notebook_outputs", {"path": huge}), 300)
         assert not cleared.is_error, cleared
         result = cleared.structured_content
-        assert result["cleared"] == HUGE and len(result["cell_ids"]) == clearing_tool.MAX_LISTED
-        assert result["edits"] == len(clearing_tool.batches([(i, f"c{i}") for i in range(HUGE)])) > 100
+        assert result["cleared"] == HUGE and len(result["cell_ids"]) == outputs_tool.MAX_LISTED
+        assert result["edits"] == len(clearing.batches([(i, f"c{i}") for i in range(HUGE)])) > 100
         assert accesses.n == HUGE, "each cleared cell is fetched once"
         assert conversions == 0
-        assert max(walked) <= clearing_tool.POSITIONS_PER_EDIT, max(walked)
+        assert max(walked) <= clearing.POSITIONS_PER_EDIT, max(walked)
         tail = await call_tool(client, "get_notebook", path=huge, start_index=HUGE - 2)
         assert [(c["outputs"], c["execution_count"]) for c in tail["cells"]] == [([], None), ([], None)]
 
 
 def test_edits_hold_at_most_a_batch_and_a_walk_budget() -> None:
-    far = [(clearing_tool.POSITIONS_PER_EDIT + i, f"c{i}") for i in range(5)]
-    assert [len(b) for b in clearing_tool.batches([(i, f"c{i}") for i in range(250)])] == [100, 100, 50]
-    assert [len(b) for b in clearing_tool.batches(far)] == [1, 1, 1, 1, 1]
+    far = [(clearing.POSITIONS_PER_EDIT + i, f"c{i}") for i in range(5)]
+    assert [len(b) for b in clearing.batches([(i, f"c{i}") for i in range(250)])] == [100, 100, 50]
+    assert [len(b) for b in clearing.batches(far)] == [1, 1, 1, 1, 1]
 
 
 class TestReviewMode:

@@ -11,6 +11,7 @@ from mcp_types import CallToolResult, ImageContent, TextContent
 from pydantic import BaseModel, Field
 
 from jupyter_pair_mcp.adapters.rooms.cells import type_and_source
+from jupyter_pair_mcp.adapters.rooms.clearing import clear_in_edits
 from jupyter_pair_mcp.errors import InvalidArgument, NotFound, PermissionDenied
 from jupyter_pair_mcp.models.results import (
     ExecutionList,
@@ -217,9 +218,8 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
         if running is None:
             raise NotFound(f"no kernel is running for {path!r}: execute a cell to start one")
         kernel = await b.kernels.restart(running.id)
-        if clear_outputs:
-            view = await b.rooms.notebook(path)
-            view.clear_outputs()
+        if clear_outputs:  # in edits of bounded cost, as clear_notebook_outputs; the run's, not undoable
+            await clear_in_edits(lambda: b.rooms.notebook(path), b.rooms.scanner, None, source="run")
         runs: list[CellRun] = []
         targets: list[str] = []
         if exec:

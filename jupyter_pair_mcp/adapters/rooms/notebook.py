@@ -390,25 +390,6 @@ class NotebookView:
                 apply_hunks(ycell["source"], live, hunks)
         return [(index, planned.cell_id, planned.count) for index, *_, planned in targets]
 
-    def clear_outputs(self) -> None:
-        """Empty every code cell's outputs and execution count (after a kernel restart, say).
-
-        Only cells that have something to clear are visited (found in one linear snapshot): each visit walks the
-        array up to the cell, and pycrdt has no linear iteration over live cells.
-        """
-        touched = [
-            i
-            for i, cell in enumerate(cells_json(self._cells))
-            if cell.get("cell_type") == "code" and (cell.get("outputs") or cell.get("execution_count") is not None)
-        ]
-        with self.edit("cleared all outputs", source="run"):
-            for i in touched:
-                ycell = self._cells[i]
-                outputs = ycell.get("outputs")
-                if outputs is not None:
-                    outputs.clear()
-                ycell["execution_count"] = None
-
     def _retype(self, index: int, cell_type: str, source: str) -> Any:
         old = self._live(index).to_py() or {}
         cell = nbformat_cell(cell_type, source, dict(old.get("metadata") or {}))
