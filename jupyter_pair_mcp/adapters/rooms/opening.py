@@ -54,7 +54,8 @@ async def open_document(ydoc: Any, room_id: str, path: str, kind: str, explain: 
 
 async def load_error(path: str, kind: str, exc: Exception, explain: Explain | None) -> Exception:
     """The agent's error for a file collaboration failed to load with ``exc``."""
-    log.info("Collaboration could not load %s: %s", path, type(exc).__name__, exc_info=exc)
+    # The reason, not a traceback (no traceback goes to a log); its first 300 characters.
+    log.info("Collaboration could not load %s: %s: %.300s", path, type(exc).__name__, exc)
     reason = await explain(path, kind) if explain is not None else None
     if reason is None:
         return Unavailable(f"collaboration could not load {path!r} ({type(exc).__name__}); the server log has details")
