@@ -44,7 +44,9 @@ async def main() -> int:
                 {"cell_type": "code", "source": f"print({i})", "id": f"c{i}", "outputs": [OUT], "execution_count": i}
                 for i in range(cells)
             ]
-            (server.root / "big.ipynb").write_text(notebook_json(source))
+            # language_info as JupyterLab writes it: without it, jupyter-collaboration finds a room reopened from its
+            # history out of sync with the file (it adds the key on load) and loads the file again.
+            (server.root / "big.ipynb").write_text(notebook_json(source, language_info={"name": "python"}))
             headers = {"Authorization": f"Bearer {server.token}"}
             async with httpx2.AsyncClient(headers=headers, timeout=1800) as http:
                 raw = RawSession(http, f"{server.url}/mcp")
