@@ -342,3 +342,25 @@ def collaboration_events(jp_serverapp: Any) -> list[dict[str, Any]]:
         schema_id="https://schema.jupyter.org/jupyter_collaboration/session/v1", listener=listener
     )
     return events
+
+
+class WholeReads:
+    """Reads of every cell at once (``cells_json``: one conversion of the whole notebook) by the server's code."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from jupyter_pair_mcp.adapters.rooms import cellindex, notebook, undo
+
+        self.n = 0
+        original = cellindex.cells_json
+
+        def counted(ycells: Any) -> Any:
+            self.n += 1
+            return original(ycells)
+
+        for module in (cellindex, notebook, undo):
+            monkeypatch.setattr(module, "cells_json", counted)
+
+
+@pytest.fixture
+def whole_reads(monkeypatch: pytest.MonkeyPatch) -> WholeReads:
+    return WholeReads(monkeypatch)

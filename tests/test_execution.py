@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import call_tool, document_room, tool_error, until, within
+from .conftest import WholeReads, call_tool, document_room, tool_error, until, within
 from .test_notebook_live import autosaved_file
 
 pytestmark = pytest.mark.usefixtures("jp_serverapp")
@@ -173,22 +173,10 @@ async def test_interrupt_and_restart(mcp_client: Any, make_notebook: Any, collab
 
 
 async def test_restart_clears_exactly_the_code_cells_with_something_to_clear(
-    mcp_client: Any, make_notebook: Any, collaborator: Any, monkeypatch: pytest.MonkeyPatch
+    mcp_client: Any, make_notebook: Any, collaborator: Any, whole_reads: WholeReads
 ) -> None:
     """...in edits of bounded cost, as clear_notebook_outputs does (finding what to clear is a scan, off the
     loop for a big notebook): the notebook's cells are never read whole on the loop."""
-    from jupyter_pair_mcp.adapters.rooms import cellindex, notebook
-
-    whole_reads = 0
-    original = cellindex.cells_json
-
-    def counted(ycells: Any) -> Any:
-        nonlocal whole_reads
-        whole_reads += 1
-        return original(ycells)
-
-    for module in (cellindex, notebook):
-        monkeypatch.setattr(module, "cells_json", counted)
     ran = {"output_type": "stream", "name": "stdout", "text": "old\n"}
     cells = [
         {"cell_type": "code", "source": "1", "id": "a", "outputs": [ran], "execution_count": 3},
@@ -200,9 +188,9 @@ async def test_restart_clears_exactly_the_code_cells_with_something_to_clear(
     path = make_notebook("clear.ipynb", cells)
     async with mcp_client() as client, collaborator(path) as human:
         await call_tool(client, "execute_notebook_cell", path=path, cell_id="b")  # a kernel to restart
-        before = whole_reads
+        before = whole_reads.n
         await call_tool(client, "restart_notebook_kernel", path=path, clear_outputs=True, exec=False)
-        assert whole_reads == before, "the restart read every cell on the loop"
+        assert whole_reads.n == before, "the restart read every cell on the loop"
         await human.wait_until(
             lambda: all(
                 not c.get("outputs") and c.get("execution_count") is None

@@ -7,13 +7,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import pycrdt
-import pytest
 
-from jupyter_pair_mcp.adapters.rooms import cellindex, undo
 from jupyter_pair_mcp.adapters.rooms.edits import Edit, EditJournal
 from jupyter_pair_mcp.adapters.rooms.undo import UndoTracker
 
-from .conftest import call_tool
+from .conftest import WholeReads, call_tool
 
 
 @dataclass(frozen=True)
@@ -56,21 +54,11 @@ def test_edits_never_read_the_undo_stack_and_undo_names_the_steps() -> None:
 
 
 async def test_an_undo_reads_cell_ids_from_the_index_not_the_cells(
-    mcp_client: Any, make_notebook: Any, monkeypatch: pytest.MonkeyPatch
+    mcp_client: Any, make_notebook: Any, whole_reads: WholeReads
 ) -> None:
     """Which cells an undo removed comes from the room's cell index: no cell is read (reading every cell id
     took 144 ms of the loop at 10,000 cells with outputs)."""
     path = make_notebook("undo.ipynb", [{"cell_type": "code", "source": "x = 0", "id": "c0"}])
-    whole_reads = 0
-    original = cellindex.cells_json
-
-    def counted(ycells: Any) -> Any:
-        nonlocal whole_reads
-        whole_reads += 1
-        return original(ycells)
-
-    monkeypatch.setattr(cellindex, "cells_json", counted)
-    monkeypatch.setattr(undo, "cells_json", counted)
     async with mcp_client() as client:
         inserted = await call_tool(
             client,
@@ -81,7 +69,7 @@ async def test_an_undo_reads_cell_ids_from_the_index_not_the_cells(
             exec=False,
         )
         new_id = inserted["inserted"][0]["id"]
-        before = whole_reads
+        before = whole_reads.n
         result = await call_tool(client, "undo_agent_edits", path=path)
-        assert whole_reads == before, "the undo read every cell"
+        assert whole_reads.n == before, "the undo read every cell"
         assert result["removed_cells"] == [new_id]
