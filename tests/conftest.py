@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import ssl
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,10 @@ from traitlets.config import Config
 
 pytest_plugins = ["pytest_jupyter.jupyter_server", "tests.watchdog", "tests.loopmonitor"]
 
+#: One TLS context for every test client, made once at import: each client would otherwise load the CA bundle
+#: (~100 ms of CPU on a loaded machine) inside the test's own loop step, which the loop monitor counts. The
+#: test servers are plain HTTP on 127.0.0.1: it is never used for a handshake.
+TLS = ssl.create_default_context()
 LEGACY_VERSION = "2025-11-25"
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
@@ -110,7 +115,7 @@ def auth(token: str) -> dict[str, str]:
 @pytest.fixture
 def http(jp_asyncio_loop: asyncio.AbstractEventLoop) -> Iterator[httpx2.AsyncClient]:
     """A raw HTTP client for wire-level checks (no credentials unless a test adds them)."""
-    client = httpx2.AsyncClient(timeout=20)
+    client = httpx2.AsyncClient(timeout=20, verify=TLS)
     yield client
     jp_asyncio_loop.run_until_complete(client.aclose())
 
@@ -123,7 +128,7 @@ def mcp_client(mcp_url: str, auth: dict[str, str]) -> Callable[..., contextlib.A
     async def connect(
         mode: str = "legacy", headers: dict[str, str] | None = None, **kwargs: Any
     ) -> AsyncIterator[Client]:
-        http_client = httpx2.AsyncClient(headers=headers if headers is not None else auth, timeout=30)
+        http_client = httpx2.AsyncClient(headers=headers if headers is not None else auth, timeout=30, verify=TLS)
         async with http_client:
             transport = streamable_http_client(mcp_url, http_client=http_client)
             async with Client(transport, mode=mode, **kwargs) as client:  # type: ignore[arg-type]
