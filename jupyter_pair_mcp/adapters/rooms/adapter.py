@@ -30,7 +30,6 @@ from jupyter_pair_mcp.adapters.rooms.history import (
     HistoryRecorder,
     MetadataCache,
     Row,
-    configure_store_class,
     people,
     read_rows,
     store_key,
@@ -41,6 +40,7 @@ from jupyter_pair_mcp.adapters.rooms.opening import Explain, open_document
 from jupyter_pair_mcp.adapters.rooms.persist import Unsaved, is_document_room, save_unsaved, unsaved, write_room
 from jupyter_pair_mcp.adapters.rooms.scanning import Scanner
 from jupyter_pair_mcp.adapters.rooms.textdoc import TextView
+from jupyter_pair_mcp.adapters.rooms.ystore import configure_store_class
 from jupyter_pair_mcp.errors import PairMCPError, PermissionDenied, Unavailable
 from jupyter_pair_mcp.notices import current as current_call
 

@@ -7,8 +7,8 @@ committed (the :class:`~.edits.EditJournal` knows it), and our YStore subclass w
 provenance as the row's metadata. Rows without a recorded edit are people's: their author comes from
 the client ids in the update, looked up in the room's awareness. A room reloading its file after another
 program rewrote it changes the content with no edit recorded, inside the room's update lock: that row's
-author is the disk (source ``"disk"``), and the reload is reported to ``on_reload``. Rows are bounded per
-document: past ``max_updates`` the oldest are squashed into one base row.
+author is the disk (source ``"disk"``), and the reload is reported to ``on_reload``. The store itself (its
+writes, checkpoints and bound) is :mod:`.ystore`.
 """
 
 from __future__ import annotations
@@ -24,11 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import anyio
 from pycrdt import Array, Doc, Map, Text
 
 from jupyter_pair_mcp.adapters.rooms.edits import EditJournal
-from jupyter_pair_mcp.adapters.rooms.scanning import Merge, fold_updates
 from jupyter_pair_mcp.adapters.rooms.updates import client_ids, deleted_client_ids, update_name
 
 log = logging.getLogger(__name__)
@@ -187,179 +185,6 @@ def _own(room: Any, update: bytes) -> bool:
     """Whether the room's own client wrote ``update`` (a person's keystroke applied meanwhile is theirs)."""
     ids = client_ids(update)
     return not ids or ids == [getattr(getattr(room, "ydoc", None), "client_id", None)]
-
-
-def configure_store_class(
-    base: type, config: Any, recorder: HistoryRecorder, max_updates: int, merge: Merge | None = None
-) -> type:
-    """A subclass of the server's YStore class that records provenance and bounds history.
-
-    Built per server (the recorder is this server's), so nothing is shared between servers in one process.
-    ``merge`` folds updates into one off the event loop: pycrdt-store's SQLiteYStore folds the whole document
-    into a checkpoint every ``checkpoint_interval`` writes on the loop (~0.3 s for a 10,000-cell notebook with
-    outputs, whoever typed); this class takes that over and folds with ``merge``, as its own trimming does.
-    """
-
-    class ProvenanceYStore(base):  # type: ignore[misc]
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            kwargs.setdefault("config", config)
-            super().__init__(*args, **kwargs)
-            self._mcp_lock = anyio.Lock()
-            self._mcp_metadata = b""
-            self._mcp_rows: int | None = None  # rows of this document, counted once then tracked
-            self._mcp_state_write = False
-
-        async def get_metadata(self) -> bytes:
-            return self._mcp_metadata
-
-        async def encode_state_as_update(self, ydoc: Any) -> None:
-            # The room stores its whole state when it loads (or reloads a file changed on disk): that is
-            # the room's own row, whoever's clients the state contains.
-            self._mcp_state_write = True
-            try:
-                await super().encode_state_as_update(ydoc)
-            finally:
-                self._mcp_state_write = False
-
-        async def write(self, data: bytes) -> None:
-            async with self._mcp_lock:
-                agent = False
-                try:
-                    if self._mcp_state_write:
-                        self._mcp_metadata = b'{"source":"server","kind":"load"}'
-                    else:
-                        self._mcp_metadata, agent = recorder.metadata_for(self.path, data)
-                except Exception:  # provenance is best effort; the update itself must be stored
-                    log.exception("recording provenance failed")
-                    self._mcp_metadata = b""
-                if agent:
-                    recorder.writing(+1)
-                try:
-                    if merge is not None and hasattr(self, "_db") and getattr(self, "checkpoint_interval", None):
-                        try:
-                            await self._mcp_checkpoint()
-                        except Exception:
-                            log.exception("checkpointing the history of %s failed", self.path)
-                    await super().write(data)
-                    self._mcp_metadata = b""
-                    if max_updates and hasattr(self, "_db"):
-                        try:
-                            await self._mcp_bound()
-                        except Exception:
-                            log.exception("bounding the history of %s failed", self.path)
-                finally:
-                    self._mcp_metadata = b""
-                    # Only now: a history read waiting for this write must not see the rows past the bound.
-                    if agent:
-                        recorder.writing(-1)
-
-        async def _mcp_checkpoint(self) -> None:
-            """pycrdt-store's checkpoint, due on this write, folded off the loop (its counter then starts again)."""
-            assert merge is not None
-            if getattr(self, "_update_counter", 0) + 1 < self.checkpoint_interval:
-                return
-            await checkpoint(self, merge)
-            self._update_counter = 0
-
-        async def _mcp_bound(self) -> None:
-            if self._mcp_rows is None:
-                self._mcp_rows = await count_rows(self)
-            else:
-                self._mcp_rows += 1
-            if self._mcp_rows > max_updates:
-                # Squash down to 90% of the bound so trimming runs once per many writes, not on each one.
-                await trim(self, max(2, int(max_updates * 0.9)), merge)
-                self._mcp_rows = await count_rows(self)
-
-    ProvenanceYStore.__name__ = f"Provenance{base.__name__}"
-    return ProvenanceYStore
-
-
-async def stored_all(room: Any, timeout: float = 10.0) -> bool:
-    """Wait (at most ``timeout``) until ``room``'s store has written every update the room has: none waiting in
-    the room's update stream (pycrdt-websocket hands each to a store write task) and no write in flight.
-
-    Deleting a room cancels its pending writes: its history would miss the last edits, and on reopening, the
-    store would disagree with the file (the room then reloads the file, a "loaded from the file" version)."""
-    stream = getattr(room, "_update_receive_stream", None)
-    lock = getattr(getattr(room, "ystore", None), "_mcp_lock", None)
-    deadline = time.monotonic() + timeout
-    quiet = 0
-    while time.monotonic() < deadline:
-        waiting = stream is not None and stream.statistics().current_buffer_used > 0
-        writing = lock is not None and (lock.locked() or lock.statistics().tasks_waiting > 0)
-        quiet = 0 if waiting or writing else quiet + 1
-        if quiet >= 3:  # quiet over a few loop turns: the write tasks handed out have all run
-            return True
-        await anyio.sleep(0 if quiet else 0.005)
-    return False
-
-
-async def count_rows(store: Any) -> int:
-    async with store.lock, store._db:
-        cursor = await store._db.cursor()
-        await cursor.execute("SELECT COUNT(*) FROM yupdates WHERE path = ?", (store.path,))
-        (count,) = await cursor.fetchone()
-    return int(count)
-
-
-async def merged_here(updates: list[bytes]) -> bytes:
-    """Updates folded into one on the calling thread (what :data:`Merge` does when no worker is given)."""
-    return fold_updates(updates)
-
-
-async def checkpoint(store: Any, merge: Merge) -> None:
-    """Write ``store``'s document checkpoint (the last one and the updates since, folded with ``merge``) as
-    pycrdt-store's ``SQLiteYStore.write`` does every ``checkpoint_interval`` writes."""
-    async with store.lock, store._db:
-        cursor = await store._db.cursor()
-        await cursor.execute("SELECT checkpoint, timestamp FROM ycheckpoints WHERE path = ?", (store.path,))
-        row = await cursor.fetchone()
-        updates, last_ts = [], 0.0
-        if row:
-            blob, last_ts = row
-            updates.append(store._decompress(blob) if store._decompress else blob)
-        await cursor.execute(
-            "SELECT yupdate FROM yupdates WHERE path = ? AND timestamp >= ? ORDER BY timestamp ASC",
-            (store.path, last_ts),
-        )
-        updates.extend(store._decompress(u) if store._decompress else u for (u,) in await cursor.fetchall())
-        folded = await merge(updates)
-        if store._compress:
-            folded = store._compress(folded)
-        await cursor.execute(
-            "INSERT OR REPLACE INTO ycheckpoints (path, checkpoint, timestamp) VALUES (?, ?, ?)",
-            (store.path, folded, time.time()),
-        )
-
-
-async def trim(store: Any, max_updates: int, merge: Merge | None = None) -> int:
-    """Squash the oldest rows of ``store``'s document into one base row so at most ``max_updates`` remain."""
-    async with store.lock, store._db:
-        cursor = await store._db.cursor()
-        await cursor.execute("SELECT COUNT(*) FROM yupdates WHERE path = ?", (store.path,))
-        (count,) = await cursor.fetchone()
-        excess = count - max_updates + 1  # the base row takes one place
-        if excess < 2:
-            return 0
-        await cursor.execute(
-            "SELECT rowid, yupdate, timestamp FROM yupdates WHERE path = ? ORDER BY timestamp, rowid LIMIT ?",
-            (store.path, excess),
-        )
-        rows = await cursor.fetchall()
-        updates = [store._decompress(update) if store._decompress else update for _, update, _ in rows]
-        squashed = await (merge or merged_here)(updates)
-        if store._compress:
-            squashed = store._compress(squashed)
-        last_rowid, last_ts = rows[-1][0], rows[-1][2]
-        meta = json.dumps({"source": "user", "summary": "older history (squashed)", "squashed": len(rows)})
-        await cursor.execute(f"DELETE FROM yupdates WHERE rowid IN ({','.join('?' * len(rows))})", [r[0] for r in rows])
-        # Reuse the newest squashed row's id and time so the base stays first in both orders.
-        await cursor.execute(
-            "INSERT INTO yupdates (rowid, path, yupdate, metadata, timestamp) VALUES (?, ?, ?, ?, ?)",
-            (last_rowid, store.path, squashed, meta.encode(), last_ts),
-        )
-    return len(rows)
 
 
 def read_rows(db_path: str, key: str, *, upto: int | None = None, updates: bool = False) -> list[Row]:

@@ -20,8 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from jupyter_pair_mcp.adapters.rooms.history import stored_all
 from jupyter_pair_mcp.adapters.rooms.persist import write_room
+from jupyter_pair_mcp.adapters.rooms.ystore import stored_all
 
 log = logging.getLogger(__name__)
 
