@@ -26,6 +26,7 @@ from jupyter_pair_mcp.adapters.contents.adapter import ContentsAdapter
 from jupyter_pair_mcp.adapters.kernels.adapter import KernelsAdapter
 from jupyter_pair_mcp.adapters.rooms import RoomsAdapter, linear_ydoc
 from jupyter_pair_mcp.groups import GROUPS
+from jupyter_pair_mcp.heap import freeze_startup_heap
 from jupyter_pair_mcp.limits import Limits
 from jupyter_pair_mcp.protocol.subscriptions import SubscriptionManager
 from jupyter_pair_mcp.services.activity import ActivityLog
@@ -188,6 +189,15 @@ class JupyterPairMCP(Limits, ExtensionApp):
         inserts and reads cells by index, O(cells²) (a 100 000-cell notebook took 20 minutes to open). The
         override keeps jupyter_ydoc's results byte for byte, for every room of this server, and is used only
         with the jupyter_ydoc versions it was tested with. Default: True.""",
+    ).tag(config=True)
+
+    freeze_startup_heap = Bool(
+        True,
+        help="""Once the server has started, collect garbage once and freeze every object then alive (gc.freeze:
+        ~290 000 in a server with JupyterLab), so that the garbage collector's full collections, which stop the
+        event loop at unpredictable moments, walk only objects made since: under 100 agent sessions they held the
+        loop 0.2-0.4 s each, and 0.05-0.15 s with it. Frozen objects are still freed when unreferenced; only a
+        cycle among them is never collected. Default: True.""",
     ).tag(config=True)
 
     max_kept_rooms_size = Int(
@@ -455,6 +465,8 @@ class JupyterPairMCP(Limits, ExtensionApp):
             return  # not loaded (initialize_settings said why): nothing to start
         self.rooms.configure_ystore()  # every extension is loaded now; no room is open yet
         await self.endpoint()
+        if self.freeze_startup_heap:  # last: the endpoint's objects are built now, and live as long
+            freeze_startup_heap(self.log)
         hub = hub_server()
         if hub is not None:  # the internal address and the server's own token are no use to a hub's user
             self.log.info("%s", hub.startup_line(len(self.tool_names)))

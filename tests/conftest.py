@@ -81,7 +81,9 @@ def jp_server_config(tmp_path: Path, mcp_config: dict[str, Any], monkeypatch: py
             "BaseFileIdManager": {"db_path": str(tmp_path / "file_id.db")},
             "SQLiteYStore": {"db_path": str(tmp_path / "ystore.db")},
             "YDocExtension": {"document_save_delay": 0.1, "document_cleanup_delay": 0.5},
-            "JupyterPairMCP": mcp_config,
+            # Freezing the heap at each test server's start would freeze the test process's (a full collection
+            # of it, and its servers never collected after): test_heap.py runs a server of its own for it.
+            "JupyterPairMCP": {"freeze_startup_heap": False, **mcp_config},
         }
     )
 

@@ -34,6 +34,10 @@ def sources(target: Path) -> list[str]:
     return ["".join(c["source"]) for c in json.loads(target.read_text())["cells"]]
 
 
+#: The room's own reads of its file: its poll every file_poll_interval, and its autosave.
+ROOM_OWN = {"_watch_file", "maybe_save_content", "_save_content_at_path"}
+
+
 def cells(a: str, b: str) -> str:
     return notebook_json([{"cell_type": "code", "source": a, "id": "a"}, {"cell_type": "code", "source": b, "id": "b"}])
 
@@ -145,3 +149,44 @@ def test_a_notice_leads_a_result_and_follows_an_error() -> None:
     error = {"content": [{"type": "text", "text": "refused"}], "isError": True}
     assert [c["text"] for c in with_notes(error, ["n."])["content"]] == ["refused", "Notice: n."]
     assert result["content"] == [{"type": "text", "text": "{}"}]  # the given result is left as it was
+
+
+async def test_a_call_on_an_unchanged_file_looks_at_it_without_reading_its_model(
+    mcp_client: Any, jp_root_dir: Path, jp_serverapp: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before each call the room looks at its file. When the file has not changed that is one ``lstat``: the
+    contents manager's model (its path checks, file-id lookups and event, ~0.5-1 ms of the loop under load) is
+    read only when the file is newer than the room's copy, or after a rename."""
+    import inspect
+
+    path = "still.ipynb"
+    (jp_root_dir / path).write_text(cells("a = 1", "b = 1"))
+    manager = jp_serverapp.contents_manager
+    original = manager.get
+    reads: list[str] = []
+
+    def counted(asked: str, *args: Any, **kwargs: Any) -> Any:
+        if not {frame.function for frame in inspect.stack()} & ROOM_OWN:
+            reads.append(asked)
+        return original(asked, *args, **kwargs)
+
+    monkeypatch.setattr(manager, "get", counted)
+    async with mcp_client() as client:
+        await call_tool(client, "get_notebook_info", path=path)  # opens the room (which reads the file)
+        await autosaved(jp_serverapp, path)
+        reads.clear()
+        for n in range(10):
+            await call_tool(client, "get_notebook", path=path, cell_ids=["a"])
+            await call_tool(
+                client,
+                "batch_update_notebook_cells",
+                path=path,
+                exec=False,
+                updates=[{"cell_id": "b", "content": f"b = {n}"}],
+            )
+        assert reads == [], f"{len(reads)} model reads for 20 calls on a file nobody changed"
+        await autosaved(jp_serverapp, path)
+        rewrite(jp_root_dir / path, cells("a = 'theirs'", "b = 9"))
+        data = await call_tool(client, "get_notebook", path=path, cell_ids=["a"])
+        assert data["cells"][0]["source"] == "a = 'theirs'"  # a change on disk is still loaded first
+        assert reads  # ...through the contents manager, once the file is newer

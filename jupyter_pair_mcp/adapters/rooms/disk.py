@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -26,6 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from jupyter_core.utils import ensure_async
+from jupyter_server import _tz as tz
+from jupyter_server.services.contents.filemanager import AsyncFileContentsManager, FileContentsManager
 
 from jupyter_pair_mcp.adapters.rooms.persist import LOAD_WAIT, save_pending, write_room
 from jupyter_pair_mcp.errors import Conflict, PairMCPError, Unavailable
@@ -35,6 +38,8 @@ log = logging.getLogger(__name__)
 
 #: Principals x rooms whose last seen reload is remembered, and rooms whose reloads are (least recent first out).
 MAX_SEEN = 10_000
+#: Jupyter's own model reads for local files (see :func:`unchanged_on_disk`).
+_LOCAL_GETS = (AsyncFileContentsManager.get, FileContentsManager.get)
 #: Seconds before the first retry of a failed autosave, and the most between two retries (doubling).
 RETRY_FIRST = 0.5
 RETRY_MAX = 30.0
@@ -110,9 +115,10 @@ class DiskWatch:
         if loader is None or not getattr(room, "ready", False):
             return
         try:
-            # The room's own poll, now: a newer file is loaded over the room before this returns. Shielded: a
-            # call given up (timeout, cancelled) must not cut the room's load short.
-            await asyncio.wait_for(asyncio.shield(loader.maybe_notify()), LOAD_WAIT)
+            if not unchanged_on_disk(loader):
+                # The room's own poll, now: a newer file is loaded over the room before this returns. Shielded:
+                # a call given up (timeout, cancelled) must not cut the room's load short.
+                await asyncio.wait_for(asyncio.shield(loader.maybe_notify()), LOAD_WAIT)
             for lock in (loader._lock, room._update_lock):  # a load the poll or an autosave began
                 async with asyncio.timeout(LOAD_WAIT), lock:
                     pass
@@ -243,6 +249,27 @@ class DiskWatch:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+def unchanged_on_disk(loader: Any) -> bool:
+    """Whether the room's file is as its loader last saw it, known from one ``lstat``: the loader's poll
+    (``maybe_notify``) reads the file's model through the contents manager (its path checks, file-id lookups
+    and a contents event: ~0.5-1 ms of the loop, on every call) and loads the file only when that model's
+    ``last_modified`` is newer. The same test is made here when the contents manager is Jupyter's own for local
+    files (its ``get`` not overridden: one that is may compute ``last_modified`` otherwise); else, or after a
+    rename, or when in doubt, False: the caller polls as the loader does."""
+    manager = getattr(loader, "_contents_manager", None)
+    seen = getattr(loader, "last_modified", None)
+    if seen is None or manager is None or type(manager).get not in _LOCAL_GETS:
+        return False
+    try:
+        path = loader.path
+        if path != loader._current_path:
+            return False  # renamed: the loader's poll tells the room
+        mtime = os.lstat(manager._get_os_path(path)).st_mtime
+        return bool(tz.utcfromtimestamp(mtime) <= seen)
+    except Exception:
+        return False
 
 
 def reason_of(exc: Exception) -> str:
