@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -23,16 +22,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.jupyter_process import JupyterProcess, RawSession, summary  # noqa: E402
+from benchmarks.jupyter_process import JupyterProcess, RawSession, cpu_seconds, summary  # noqa: E402
 from tests.conftest import notebook_json  # noqa: E402
 
 SIZES = (10, 1_000, 10_000)
 
 
 def cpu_ms(pid: int) -> float:
-    """User plus system CPU of a process so far, in milliseconds."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+    return cpu_seconds(pid) * 1000
 
 
 async def main() -> int:

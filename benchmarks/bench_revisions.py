@@ -27,7 +27,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.jupyter_process import JupyterProcess, RawSession, summary  # noqa: E402
+from benchmarks.jupyter_process import JupyterProcess, RawSession, cpu_seconds, summary  # noqa: E402
 from tests.conftest import notebook_json  # noqa: E402
 
 PACKAGES = ("jupyter_pair_mcp", "jupyter_notebook_mcp")
@@ -41,8 +41,7 @@ def worktree(rev: str, base: Path) -> Path:
 
 
 def cpu_ms(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+    return cpu_seconds(pid) * 1000
 
 
 async def measure(tree: Path, iterations: int) -> dict[str, Any]:

@@ -52,6 +52,12 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time a process has used so far, user and system, all its threads (Linux /proc; not its children)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 class JupyterProcess:
     """``with JupyterProcess() as server``: a Jupyter server on 127.0.0.1 with our extension."""
 
