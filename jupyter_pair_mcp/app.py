@@ -194,9 +194,9 @@ class JupyterPairMCP(Limits, ExtensionApp):
     freeze_startup_heap = Bool(
         True,
         help="""Once the server has started, collect garbage once and freeze every object then alive (gc.freeze:
-        ~290 000 in a server with JupyterLab), so that the garbage collector's full collections, which stop the
+        ~280 000 in a server with JupyterLab), so that the garbage collector's full collections, which stop the
         event loop at unpredictable moments, walk only objects made since: under 100 agent sessions they held the
-        loop 0.2-0.4 s each, and 0.05-0.15 s with it. Frozen objects are still freed when unreferenced; only a
+        loop 0.2-0.4 s each, and 0.1-0.16 s with it. Frozen objects are still freed when unreferenced; only a
         cycle among them is never collected. Default: True.""",
     ).tag(config=True)
 

@@ -2,12 +2,12 @@
 
 CPython's cyclic garbage collector runs a full collection on whichever thread allocates, at moments nobody
 picks, and a full collection walks every tracked object. A Jupyter server with JupyterLab and this extension
-holds about 290 000 of them once started (modules, classes, schemas, parsers), so under many agents each
+holds about 280 000 of them once started (modules, classes, schemas, parsers), so under many agents each
 full collection held the event loop 0.2-0.4 s, and ``GET /api/status`` answered in up to 0.6 s
 (``benchmarks/bench_load.py``, 100 sessions). Those objects live as long as the process: after one
 collection at start they are moved out of the collector's reach (``gc.freeze``), and a full collection walks
-only what was made since (0.05-0.15 s under the same load). A frozen object is still freed when its last
-reference goes; only a reference cycle among frozen objects would never be collected.
+only what was made since (0.1-0.16 s under the same load: the live sessions' own objects). A frozen object is
+still freed when its last reference goes; only a reference cycle among frozen objects would never be collected.
 """
 
 from __future__ import annotations

@@ -24,10 +24,10 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from jupyter_core.utils import ensure_async
-from jupyter_server import _tz as tz
 from jupyter_server.services.contents.filemanager import AsyncFileContentsManager, FileContentsManager
 
 from jupyter_pair_mcp.adapters.rooms.persist import LOAD_WAIT, save_pending, write_room
@@ -267,7 +267,7 @@ def unchanged_on_disk(loader: Any) -> bool:
         if path != loader._current_path:
             return False  # renamed: the loader's poll tells the room
         mtime = os.lstat(manager._get_os_path(path)).st_mtime
-        return bool(tz.utcfromtimestamp(mtime) <= seen)
+        return bool(datetime.fromtimestamp(mtime, UTC) <= seen)  # as Jupyter's model has it
     except Exception:
         return False
 
