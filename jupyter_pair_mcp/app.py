@@ -175,6 +175,16 @@ class JupyterPairMCP(Limits, ExtensionApp):
         0 keeps such rooms open until the server stops. Default: 600 (10 minutes).""",
     ).tag(config=True)
 
+    max_save_interval = Float(
+        5.0,
+        help="""Seconds at most between the first change of an open document not yet on disk and its write
+        to the file, however often the document keeps changing (jupyter-collaboration saves
+        document_save_delay after the last change only, so a document edited without pause was never
+        written). A server killed without a chance to save (SIGKILL, out of memory) loses at most this
+        window of edits plus the time a write takes. 0 leaves saving to jupyter-collaboration's delay.
+        Default: 5.""",
+    ).tag(config=True)
+
     scan_processes = Int(
         1,
         help="""Worker processes that read big notebooks whole for search, outline, replace and clearing
@@ -331,6 +341,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
             explain=contents.load_problem,
             scan_processes=self.scan_processes,
             max_kept_size=self.max_kept_rooms_size,
+            save_interval=self.max_save_interval,
         )
         self._linear_ydoc = self.linear_notebook_load and linear_ydoc.install(self.rooms.scanner)
         self.history = HistoryService(self.rooms, fold_interval=self.history_fold_interval)

@@ -1,10 +1,11 @@
-"""A file rewritten on disk under an open room: the agent's next edit is kept or refused, never dropped.
+"""A file rewritten on disk under an open room: merged with what the room has not saved, never dropped.
 
 Another program writes the file while people and an agent have it open. jupyter-collaboration loads the
-file over the room when it notices (its poll, its autosave): before, an agent edit made just after the write
-answered OK and then vanished from the room and the disk, and save_notebook said saved. Now every call lets
-the room load the change first; the agent that used the document before is told on its next call, a writing
-call is refused with nothing done, and the reload is a history version whose author is the disk.
+file over the room when it notices (its poll, its autosave), replacing every change not saved yet. Now the
+file is merged into the room (three-way, the file as last saved as the base, cell by cell by id): every call
+lets the room merge a change first; an agent that used the document before is told on its next call; only
+where both sides changed the same place does the file win, and then a writing call that was not told is
+refused with nothing done. The reload is a history version whose author is the disk.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def cells(a: str, b: str) -> str:
     return notebook_json([{"cell_type": "code", "source": a, "id": "a"}, {"cell_type": "code", "source": b, "id": "b"}])
 
 
-async def test_an_edit_right_after_the_file_changed_on_disk_is_refused_then_kept(
+async def test_an_edit_right_after_the_file_changed_on_disk_is_merged_with_it(
     mcp_client: Any, make_notebook: Any, jp_root_dir: Path, jp_serverapp: Any, collaborator: Any
 ) -> None:
     path = "outside.ipynb"
@@ -54,88 +55,113 @@ async def test_an_edit_right_after_the_file_changed_on_disk_is_refused_then_kept
         await call_tool(client, "batch_update_notebook_cells", **update, updates=[{"cell_id": "a", "content": "a = 2"}])
         await autosaved(jp_serverapp, path)
         rewrite(jp_root_dir / path, cells("a = 2", "b = 'theirs'"))
-        # The agent edits again at once, before the room's poll has seen the file.
-        result = await within(
-            client.call_tool(
-                "batch_update_notebook_cells", {**update, "updates": [{"cell_id": "a", "content": "a = 'agent'"}]}
-            )
+        # The agent edits again at once, before the room's poll has seen the file: the file is merged in first.
+        result = await call_tool(
+            client, "batch_update_notebook_cells", **update, updates=[{"cell_id": "a", "content": "a = 'agent'"}]
         )
-        assert result.is_error, "the edit was answered OK, though the room then reloads the file over it"
-        message = result.content[0].text
-        assert "changed on disk" in message and "Nothing was done" in message, message
-        assert str(jp_root_dir) not in message
-        await human.wait_until(lambda: human.sources() == ["a = 2", "b = 'theirs'"])  # the file's content, live
+        assert "changed on disk" in result["notice"] and "merged" in result["notice"], result
+        assert str(jp_root_dir) not in result["notice"]
+        await human.wait_until(lambda: human.sources() == ["a = 'agent'", "b = 'theirs'"])  # both, live
         read = await call_tool(client, "get_notebook", path=path)
-        assert [c["source"] for c in read["cells"]] == ["a = 2", "b = 'theirs'"]
+        assert [c["source"] for c in read["cells"]] == ["a = 'agent'", "b = 'theirs'"]
         assert "notice" not in read  # told once
-        await call_tool(client, "batch_update_notebook_cells", **update, updates=[{"cell_id": "a", "content": "a = 3"}])
         await autosaved(jp_serverapp, path)
         room = document_room(jp_serverapp, path)
         await room._file.maybe_notify()  # the room's poll: nothing on disk is newer than the room now
-        await human.wait_until(lambda: human.sources() == ["a = 3", "b = 'theirs'"])
-        assert sources(jp_root_dir / path) == ["a = 3", "b = 'theirs'"]
+        assert sources(jp_root_dir / path) == ["a = 'agent'", "b = 'theirs'"]
         saved = await call_tool(client, "save_notebook", path=path)
         assert saved["saved"] is True
-        assert sources(jp_root_dir / path) == ["a = 3", "b = 'theirs'"]
+        assert sources(jp_root_dir / path) == ["a = 'agent'", "b = 'theirs'"]
 
         await stored(jp_serverapp, path)
         history = await call_tool(client, "get_document_history", path=path, limit=50)
         disk = [v for v in history["versions"] if v["source"] == "disk"]
         assert len(disk) == 1, history["versions"]
         assert disk[0]["author"] == "file on disk" and "another program" in disk[0]["summary"]
-        # The disk version holds the file's content.
         version = await call_tool(client, "get_document_version", path=path, version_id=disk[0]["version_id"])
         assert [c["source"] for c in version["cells"]] == ["a = 2", "b = 'theirs'"]
 
 
-async def test_a_reload_an_agent_missed_refuses_its_save_and_is_a_notice_on_a_read(
+async def test_a_reload_keeps_the_unsaved_edits_it_does_not_conflict_with(
     mcp_client: Any, jp_root_dir: Path, jp_serverapp: Any, collaborator: Any
 ) -> None:
-    """The room's own poll reloaded the file before the agents' next calls; the editor's unsaved edit went with it."""
+    """The room's own poll finds the file changed while an agent's edit and a person's typing are not saved yet:
+    before, both were replaced by the file; now the file is merged in, cell by cell, and the merge is saved."""
     ydoc = jp_serverapp.extension_manager.extension_points["jupyter_server_ydoc"].app
-    ydoc.document_save_delay = 30  # the agent's edit is not on disk yet when the file changes
+    ydoc.document_save_delay = 30  # the edits are not on disk yet when the file changes
+    extension = jp_serverapp.extension_manager.extension_points["jupyter_pair_mcp"].app
+    extension.rooms.save_interval = 0  # nor written by the bounded interval
     path = "polled.ipynb"
-    (jp_root_dir / path).write_text(cells("a = 1", "b = 1"))
+    three = [
+        {"cell_type": "code", "source": "a = 1", "id": "a"},
+        {"cell_type": "code", "source": "b = 1", "id": "b"},
+        {"cell_type": "markdown", "source": "notes", "id": "c"},
+    ]
+    (jp_root_dir / path).write_text(notebook_json(three))
     async with mcp_client() as client, mcp_client() as reader, collaborator(path) as human:
         await call_tool(reader, "get_notebook", path=path)
         update = {"path": path, "exec": False}
         await call_tool(client, "batch_update_notebook_cells", **update, updates=[{"cell_id": "a", "content": "a = 2"}])
-        rewrite(jp_root_dir / path, cells("a = 1", "b = 'theirs'"))
-        await human.wait_until(lambda: human.sources() == ["a = 1", "b = 'theirs'"], limit=10)  # the poll loaded it
-        # The editor's save: refused, never "saved: true" for an edit that is gone.
-        message = await tool_error(client, "save_notebook", path=path)
-        assert "changed on disk" in message and "not yet saved" in message, message
-        # The reader is told beside its result.
+        human.type_into(2, len("notes"), " typed")
+        await human.wait_until(lambda: human.sources()[0] == "a = 2")
+        theirs = [dict(three[0]), {**three[1], "source": "b = 'theirs'"}, dict(three[2])]
+        theirs.append({"cell_type": "code", "source": "d = 'new on disk'", "id": "d"})
+        rewrite(jp_root_dir / path, notebook_json(theirs))
+        wanted = ["a = 2", "b = 'theirs'", "notes typed", "d = 'new on disk'"]
+        await human.wait_until(lambda: human.sources() == wanted, limit=10)  # the poll merged it
         read = await call_tool(reader, "get_notebook", path=path)
-        assert "changed on disk" in read.get("notice", ""), read
-        assert [c["source"] for c in read["cells"]] == ["a = 1", "b = 'theirs'"]
-        assert "notice" not in await call_tool(reader, "get_notebook_info", path=path)  # once
-        # Told, the editor reads again and redoes its edit: it goes through and reaches the file.
-        assert "notice" not in await call_tool(client, "get_notebook", path=path)
-        await call_tool(client, "batch_update_notebook_cells", **update, updates=[{"cell_id": "a", "content": "a = 2"}])
-        saved = await call_tool(client, "save_notebook", path=path)
-        assert saved["saved"] is True and "notice" not in saved
-        assert sources(jp_root_dir / path) == ["a = 2", "b = 'theirs'"]
+        assert "merged" in read.get("notice", ""), read
+        assert [c["source"] for c in read["cells"]] == wanted
+        saved = await call_tool(client, "save_notebook", path=path)  # no refusal: nothing of it was lost
+        assert saved["saved"] is True
+        assert sources(jp_root_dir / path) == wanted
 
 
-async def test_a_text_file_rewritten_on_disk_refuses_the_next_edit_the_same_way(
+async def test_a_conflicting_change_on_disk_wins_and_the_agent_is_told_which_cell(
     mcp_client: Any, jp_root_dir: Path, jp_serverapp: Any, collaborator: Any
 ) -> None:
+    ydoc = jp_serverapp.extension_manager.extension_points["jupyter_server_ydoc"].app
+    ydoc.document_save_delay = 30
+    extension = jp_serverapp.extension_manager.extension_points["jupyter_pair_mcp"].app
+    extension.rooms.save_interval = 0
+    path = "clash.ipynb"
+    (jp_root_dir / path).write_text(cells("a = 1", "b = 1"))
+    async with mcp_client() as client, collaborator(path) as human:
+        update = {"path": path, "exec": False}
+        await call_tool(client, "batch_update_notebook_cells", **update, updates=[{"cell_id": "a", "content": "a = 2"}])
+        await human.wait_until(lambda: human.sources()[0] == "a = 2")
+        rewrite(jp_root_dir / path, cells("a = 'disk'", "b = 1"))
+        await human.wait_until(lambda: human.sources() == ["a = 'disk'", "b = 1"], limit=10)
+        message = await tool_error(client, "save_notebook", path=path)
+        assert "changed on disk" in message and "(a)" in message and "history" in message, message
+        assert "notice" not in await call_tool(client, "get_notebook", path=path)  # told once
+        await stored(jp_serverapp, path)
+        history = await call_tool(client, "get_document_history", path=path, limit=50)
+        agent = [v for v in history["versions"] if v["source"] == "agent"]
+        version = await call_tool(client, "get_document_version", path=path, version_id=agent[0]["version_id"])
+        assert [c["source"] for c in version["cells"]] == ["a = 2", "b = 1"]  # the room's side, kept in history
+
+
+async def test_a_text_file_rewritten_on_disk_is_merged_line_by_line(
+    mcp_client: Any, jp_root_dir: Path, jp_serverapp: Any, collaborator: Any
+) -> None:
+    ydoc = jp_serverapp.extension_manager.extension_points["jupyter_server_ydoc"].app
+    ydoc.document_save_delay = 30
+    extension = jp_serverapp.extension_manager.extension_points["jupyter_pair_mcp"].app
+    extension.rooms.save_interval = 0
     path = "notes.md"
     (jp_root_dir / path).write_text("one\n")
     async with mcp_client() as client, collaborator(path, "file") as human:
         await call_tool(client, "batch_insert_text", path=path, operations=[{"position": -1, "text": "two\n"}])
+        rewrite(jp_root_dir / path, "zero\none\n")
+        result = await call_tool(client, "batch_insert_text", path=path, operations=[{"position": -1, "text": "3\n"}])
+        assert "merged" in result.get("notice", ""), result
+        await human.wait_until(lambda: human.text() == "zero\none\ntwo\n3\n")
+        room = document_room(jp_serverapp, path, "file")
+        room._save_delay = 0.1
+        await call_tool(client, "batch_insert_text", path=path, operations=[{"position": -1, "text": "4\n"}])
         await autosaved(jp_serverapp, path, "file")
-        rewrite(jp_root_dir / path, "theirs\n")
-        message = await tool_error(client, "batch_insert_text", path=path, operations=[{"position": -1, "text": "x\n"}])
-        assert "changed on disk" in message and "Nothing was done" in message, message
-        await human.wait_until(lambda: human.text() == "theirs\n")
-        read = await call_tool(client, "get_document", path=path)
-        assert read["content"] == "theirs\n" and "notice" not in read
-        await call_tool(client, "batch_insert_text", path=path, operations=[{"position": -1, "text": "three\n"}])
-        assert (await call_tool(client, "get_document", path=path))["content"] == "theirs\nthree\n"
-        await autosaved(jp_serverapp, path, "file")
-        assert (jp_root_dir / path).read_text() == "theirs\nthree\n"
+        assert (jp_root_dir / path).read_text() == "zero\none\ntwo\n3\n4\n"
         await stored(jp_serverapp, path, "file")
         history = await call_tool(client, "get_document_history", path=path, limit=50)
         assert [v["author"] for v in history["versions"] if v["source"] == "disk"] == ["file on disk"]

@@ -132,10 +132,11 @@ async def test_save_notebook_waits_for_the_write(
 
 
 @pytest.mark.usefixtures("jp_serverapp")
-async def test_save_notebook_reports_a_file_changed_on_disk_instead_of_saved(
+async def test_save_notebook_merges_a_file_changed_on_disk_and_says_so(
     mcp_client: Any, make_notebook: Any, jp_root_dir: Path, jp_serverapp: Any
 ) -> None:
-    """jupyter-collaboration's own save reloads a file changed on disk over the room and returns as if saved."""
+    """jupyter-collaboration's own save reloads a file changed on disk over the room and returns as if saved;
+    now the file is merged with the room's unsaved changes, the merge is written, and the agent is told."""
     ydoc = jp_serverapp.extension_manager.extension_points["jupyter_server_ydoc"].app
     ydoc.document_save_delay = 30
     ydoc.file_loaders.file_poll_interval = None  # no watcher reloads the file before the save meets it
@@ -146,8 +147,11 @@ async def test_save_notebook_reports_a_file_changed_on_disk_instead_of_saved(
         (jp_root_dir / path).write_text(theirs)  # another program writes the file
         later = time.time() + 5
         os.utime(jp_root_dir / path, (later, later))
-        message = await tool_error(client, "save_notebook", path=path)
-        assert "changed on disk" in message and str(jp_root_dir) not in message, message
-        assert (jp_root_dir / path).read_text() == theirs  # not overwritten
+        saved = await call_tool(client, "save_notebook", path=path)
+        assert saved["saved"] is True
+        assert "changed on disk" in saved["notice"] and str(jp_root_dir) not in saved["notice"], saved
+        # The file's change and the agent's unsaved cell, both: in the room and in the file.
         read = await call_tool(client, "get_notebook", path=path)
-        assert [c["source"] for c in read["cells"]] == ["theirs = 1"]  # the room holds the file's content now
+        assert [c["source"] for c in read["cells"]] == ["theirs = 1", "agent"]
+        on_disk = ["".join(c["source"]) for c in json.loads((jp_root_dir / path).read_text())["cells"]]
+        assert on_disk == ["theirs = 1", "agent"]

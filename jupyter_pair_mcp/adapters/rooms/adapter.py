@@ -37,7 +37,16 @@ from jupyter_pair_mcp.adapters.rooms.history import (
 from jupyter_pair_mcp.adapters.rooms.keepalive import KeptRooms
 from jupyter_pair_mcp.adapters.rooms.notebook import NotebookView
 from jupyter_pair_mcp.adapters.rooms.opening import Explain, open_document
-from jupyter_pair_mcp.adapters.rooms.persist import Unsaved, is_document_room, save_unsaved, unsaved, write_room
+from jupyter_pair_mcp.adapters.rooms.persist import (
+    Unsaved,
+    is_document_room,
+    reload_now,
+    save_unsaved,
+    unsaved,
+    write_now,
+    write_room,
+)
+from jupyter_pair_mcp.adapters.rooms.saving import adopt
 from jupyter_pair_mcp.adapters.rooms.scanning import Scanner
 from jupyter_pair_mcp.adapters.rooms.textdoc import TextView
 from jupyter_pair_mcp.adapters.rooms.ystore import configure_store_class
@@ -93,9 +102,11 @@ class RoomsAdapter:
         explain: Explain | None = None,
         scan_processes: int = 1,
         max_kept_size: int = 256 << 20,
+        save_interval: float = 5.0,
     ) -> None:
         self.serverapp = serverapp
         self.explain = explain
+        self.save_interval = save_interval
         self.kept = KeptRooms(self._ydoc_extension, self._forget, idle_timeout, max_kept_size)
         self.ystore_path = ystore_path
         self.max_history_updates = max_history_updates
@@ -161,6 +172,22 @@ class RoomsAdapter:
         """Record the provenance of a document room's updates (and its reloads from disk) from now on."""
         if is_document_room(room):
             self.recorder.attach(room.ydoc, room, self.disk.reloaded)
+            self._adopt(room)
+
+    def _adopt(self, room: Any) -> None:
+        """Our saves and reloads for the room (bounded save interval, merged reloads; see saving.py)."""
+        adopt(room, self.save_interval, write_now, reload_now, self._cell_ids)
+
+    def _cell_ids(self, room: Any) -> list[str]:
+        """The live notebook's cell ids in order, from its cell index (built now if no call made it yet)."""
+        document = room._document
+        entry = self._indexes.get(room.room_id)
+        if entry is None or entry[0] is not document:
+            if entry is not None:
+                entry[1].close()
+            entry = (document, CellIndex(document.ycells))
+            self._indexes[room.room_id] = entry
+        return list(entry[1].ids)
 
     # -- history ----------------------------------------------------------------------------------
     def history_db(self) -> str | None:
@@ -319,6 +346,8 @@ class RoomsAdapter:
             raise
         room = ydoc.ywebsocket_server.rooms.get(room_id)
         self.recorder.attach(document.ydoc, room, self.disk.reloaded)
+        if room is not None and is_document_room(room):
+            self._adopt(room)
         observed = getattr(room, "ydoc_observed", None)
         if observed is not None and not observed.is_set():
             # A room just opened starts forwarding updates to its YStore a moment after it is ready: an

@@ -31,6 +31,7 @@ from jupyter_core.utils import ensure_async
 from jupyter_server.services.contents.filemanager import AsyncFileContentsManager, FileContentsManager
 
 from jupyter_pair_mcp.adapters.rooms.persist import LOAD_WAIT, save_pending, write_room
+from jupyter_pair_mcp.adapters.rooms.saving import state_of
 from jupyter_pair_mcp.errors import Conflict, PairMCPError, Unavailable
 from jupyter_pair_mcp.notices import CallNotes
 
@@ -49,7 +50,8 @@ RETRY_MAX = 30.0
 class Reload:
     count: int  # reloads of this room so far
     at: float  # wall-clock time of the last one
-    dropped: bool  # it replaced changes that were not saved yet
+    dropped: bool  # it replaced changes that were not saved yet (a conflict of the merge, or no merge)
+    conflicts: tuple[str, ...] = ()  # where the file's side won over the room's (cell ids, or "text")
 
 
 @dataclass
@@ -103,7 +105,13 @@ class DiskWatch:
         """The room just loaded its file over its content (called inside that commit, synchronously)."""
         room_id = str(getattr(room, "room_id", ""))
         last = self._reloads.pop(room_id, None)
-        self._reloads[room_id] = Reload((last.count if last else 0) + 1, time.time(), save_pending(room))
+        state = state_of(room)
+        merging = state.merging if state is not None else None
+        if merging is not None:  # merged with the room's unsaved changes: only conflicts replaced any
+            conflicts = tuple(merging.conflicts)
+            self._reloads[room_id] = Reload((last.count if last else 0) + 1, time.time(), bool(conflicts), conflicts)
+        else:
+            self._reloads[room_id] = Reload((last.count if last else 0) + 1, time.time(), save_pending(room))
         while len(self._reloads) > MAX_SEEN:  # the rooms reloaded longest ago are forgotten first
             del self._reloads[next(iter(self._reloads))]
         log.info("Room %s was reloaded from its file, changed on disk by another program", room_id)
@@ -115,15 +123,20 @@ class DiskWatch:
         if loader is None or not getattr(room, "ready", False):
             return
         try:
-            if not unchanged_on_disk(loader):
-                # The room's own poll, now: a newer file is loaded over the room before this returns. Shielded:
+            # The loader's lock is held while the file is written (a save of a big notebook takes seconds): the
+            # file's time moves under a save, and the save itself finds a change by another program. So a call
+            # goes on with the live document during a save; its edit is the next save's.
+            if not loader._lock.locked() and not unchanged_on_disk(loader):
+                # The room's own poll, now: a newer file is merged into the room before this returns. Shielded:
                 # a call given up (timeout, cancelled) must not cut the room's load short.
                 await asyncio.wait_for(asyncio.shield(loader.maybe_notify()), LOAD_WAIT)
-            for lock in (loader._lock, room._update_lock):  # a load the poll or an autosave began
-                async with asyncio.timeout(LOAD_WAIT), lock:
-                    pass
+            async with asyncio.timeout(LOAD_WAIT), room._update_lock:  # a load or merge under way ends first
+                pass
         except TimeoutError:
-            raise Unavailable(f"{path!r} is still being loaded from disk; retry in a moment") from None
+            raise Unavailable(
+                f"{path!r} is being loaded from disk into the live document (a change by another program); retry in "
+                "a moment"
+            ) from None
         except Exception as exc:  # the file is gone or unreadable: the call goes on with the live document
             log.debug("Checking %s on disk failed: %s", path, exc)
 
@@ -154,12 +167,26 @@ class DiskWatch:
             self._seen.popitem(last=False)
         if reload is None or seen is None or seen >= count:
             return
-        what = (
-            f"{path!r} was changed on disk by another program (at {_clock(reload.at)}) and the live document was "
-            "reloaded from the file"
-            + (", replacing changes not yet saved then" if reload.dropped else "")
-            + ": what you read before is out of date."
-        )
+        if reload.conflicts:
+            where = ", ".join(reload.conflicts[:10])
+            what = (
+                f"{path!r} was changed on disk by another program (at {_clock(reload.at)}) and merged into the live "
+                f"document; where both had changed the same place ({where}) the file's version won, replacing "
+                "changes not yet saved then (the version before is in get_document_history): what you read before "
+                "is out of date."
+            )
+        elif reload.dropped:
+            what = (
+                f"{path!r} was changed on disk by another program (at {_clock(reload.at)}) and the live document was "
+                "reloaded from the file, replacing changes not yet saved then: what you read before is out of date."
+            )
+        else:
+            call.add(
+                f"{path!r} was changed on disk by another program (at {_clock(reload.at)}) and merged into the live "
+                "document; every change not saved yet was kept. Read again the cells you work on: some may differ "
+                "from what you read."
+            )
+            return
         if not call.read_only:
             raise Conflict(
                 f"{what} Nothing was done: read it again, then redo the call. Never write its file directly."
@@ -223,7 +250,7 @@ class DiskWatch:
             try:
                 await write_room(room, path)
             except Conflict:
-                self.saved(room_id)  # the file changed on disk and was loaded: nothing of the room is unsaved
+                self.saved(room_id)  # the file changed on disk and was merged (and the merge written)
                 return
             except PairMCPError as exc:
                 failure.reason = reason_of(exc)

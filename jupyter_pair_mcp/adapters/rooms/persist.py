@@ -22,6 +22,9 @@ from typing import Any
 
 from tornado.web import HTTPError
 
+from jupyter_pair_mcp.adapters.rooms.diskmerge import Merged
+from jupyter_pair_mcp.adapters.rooms.reload import merge_reload
+from jupyter_pair_mcp.adapters.rooms.saving import read_for_write, state_of
 from jupyter_pair_mcp.adapters.rooms.snapshot import document_content
 from jupyter_pair_mcp.errors import Conflict, NotFound, PermissionDenied, Unavailable
 
@@ -46,26 +49,36 @@ def is_document_room(room: Any) -> bool:
     return hasattr(room, "_file") and hasattr(room, "_document") and hasattr(room, "_update_lock")
 
 
-async def write_room(room: Any, path: str) -> None:
+async def write_room(room: Any, path: str, *, merged_once: bool = False) -> None:
     """Write the room's document to its file now; return only once the file holds it, else raise.
 
-    Raises :class:`Conflict` when the file changed on disk since the room loaded it (the room then
-    reloads the file, as jupyter-collaboration's own save does), :class:`NotFound` when the file is
-    gone, :class:`PermissionDenied` when it is read-only, :class:`Unavailable` for anything else.
+    A file changed on disk since the room loaded or wrote it is merged into the room first (:mod:`.reload`:
+    the room's unsaved changes are kept where they do not conflict), then the merge is written. Raises
+    :class:`Conflict` when the merge had conflicts (the file's side won there; the room's side is in the
+    history), :class:`NotFound` when the file is gone, :class:`PermissionDenied` when it is read-only,
+    :class:`Unavailable` for anything else.
     """
     lock = room._update_lock
+    state = state_of(room)
+    read: list[bytes] = []
+
+    def on_read() -> None:  # the same step as the read: this is the state the file will hold
+        if state is not None:
+            read.append(bytes(room.ydoc.get_update()))
+        read_for_write(room)
+
     try:  # after any load: what people and agents see now (a notebook read in linear time, see snapshot.py)
-        content = await document_content(room._document, lock, LOAD_WAIT)
+        content = await document_content(room._document, lock, LOAD_WAIT, on_read)
     except TimeoutError:
-        raise Unavailable(f"{path!r} is still being loaded from disk; retry in a moment") from None
+        raise Unavailable(f"{path!r} is being reloaded from disk; retry in a moment") from None
     pending = getattr(room, "_saving_document", None)
-    if pending is not None and not pending.done():
+    if pending is not None and not pending.done() and (state is None or pending is not state.writing):
         pending.cancel()  # it would write what we are writing now; a write already under way completes first
     model = {"format": room.file_format, "type": room.file_type, "content": content}
     try:
         saved = await room._file.maybe_save_content(model)
     except HTTPError as exc:
-        log.warning("Saving %s failed: HTTP %s", path, exc.status_code, exc_info=True)
+        log.warning("Saving %s failed: HTTP %s", path, exc.status_code)
         if exc.status_code == 404:
             raise NotFound(f"{path!r} no longer exists on disk, so nothing was written") from None
         if exc.status_code == 403:
@@ -76,29 +89,59 @@ async def write_room(room: Any, path: str) -> None:
     except Exception as exc:
         from jupyter_server_ydoc.utils import OutOfBandChanges  # installed: the room is one of its rooms
 
-        if isinstance(exc, OutOfBandChanges):
-            await _reload(room, path)
-            raise Conflict(
-                f"{path!r} changed on disk since it was opened (another program wrote it), so it was not "
-                "overwritten; the live document now holds the file's content: read it again and redo the edits"
+        if not isinstance(exc, OutOfBandChanges):
+            log.warning("Saving %s failed: %s", path, type(exc).__name__)
+            raise Unavailable(
+                f"writing {path!r} failed ({type(exc).__name__}): nothing was written; the server log has the details"
             ) from None
-        log.warning("Saving %s failed", path, exc_info=True)
-        raise Unavailable(
-            f"writing {path!r} failed ({type(exc).__name__}): nothing was written; the server log has the details"
-        ) from None
+        merged = await _reload(room, path)
+        if merged is not None and merged.kept_ours and not merged_once:
+            await write_room(room, path, merged_once=True)  # the merge holds changes the file lacks
+        if merged is None or merged.conflicts:
+            where = ", ".join(merged.conflicts[:10]) if merged is not None else "the whole document"
+            raise Conflict(
+                f"{path!r} changed on disk since it was opened (another program wrote it) and it was merged into the "
+                f"live document, but both had changed the same place ({where}): the file's version won there, and "
+                "the version before is in the document's history (get_document_history); read it again"
+            ) from None
+        return
     if not saved:
         raise PermissionDenied(f"{path!r} is read-only on disk; nothing was written")
     async with lock:  # as the room does after its own saves; the lock keeps this out of autosave
         room._document.dirty = False
         room._document.hash = saved.get("hash")
+    if state is not None and read:
+        state.base, state.base_content = read[0], None
+        state.writes += 1
 
 
-async def _reload(room: Any, path: str) -> None:
-    """Load the changed file into the room, as jupyter-collaboration does when its save meets one."""
+def path_of(room: Any) -> str:
+    """The room's file path now (it follows renames), else its room id."""
+    with contextlib.suppress(Exception):  # the file id may be gone with the file
+        return str(room._file.path)
+    return str(getattr(room, "room_id", "?"))
+
+
+async def write_now(room: Any) -> None:
+    """:func:`write_room` of the room's file as it is named now (the autosave's write)."""
+    await write_room(room, path_of(room))
+
+
+async def reload_now(room: Any) -> None:
+    """The room's file changed on disk: merge it in (the loader's poll, the room's own reload)."""
+    await _reload(room, path_of(room))
+
+
+async def _reload(room: Any, path: str) -> Merged | None:
+    """Load the changed file into the room, merged with the room's unsaved changes."""
+    state = state_of(room)
     try:
+        if state is not None and state.cell_ids is not None:
+            return await merge_reload(room, state.cell_ids)
         await room._on_outofband_change()
-    except Exception:
-        log.warning("Reloading %s after an out-of-band change failed", path, exc_info=True)
+    except Exception as exc:
+        log.error("Reloading %s after an out-of-band change failed: %s", path, type(exc).__name__)
+    return None
 
 
 @dataclass(frozen=True)

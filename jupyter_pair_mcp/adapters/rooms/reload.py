@@ -1,0 +1,198 @@
+"""Loading a file changed on disk into its room, merged with what the room has not saved yet (:mod:`.diskmerge`).
+
+Replaces jupyter-collaboration's reload (``_on_outofband_change`` and the reload in its save), which sets the whole
+file over the room. The file, the room and the base (the file as the room last loaded or wrote it, kept by
+:mod:`.saving`) are read, merged off the loop, and the difference between the room as read and the merge is
+applied to the live document as edits, in one transaction under the room's update lock: cells by id, a source as
+text edits rebased onto what was typed since the read (a person's typing always survives), the rest of a cell
+field by field. What the room kept that the file lacks is then saved at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from jupyter_ydoc.utils import cast_all
+from pycrdt import Doc, Map, Text
+
+from jupyter_pair_mcp.adapters.rooms.diskmerge import Merged, merge_notebook, merge_text
+from jupyter_pair_mcp.adapters.rooms.linear_ydoc import read_update
+from jupyter_pair_mcp.adapters.rooms.merge import MergeConflict, apply_hunks, diff, rebase
+from jupyter_pair_mcp.adapters.rooms.saving import state_of
+from jupyter_pair_mcp.adapters.rooms.snapshot import is_notebook, notebook_content, notebook_json
+
+log = logging.getLogger(__name__)
+
+#: ``ids(room)``: the live notebook's cell ids in order, from its cell index (no walk of the cells).
+CellIds = Callable[[Any], list[str]]
+
+
+def _text_of(update: bytes) -> str:
+    doc: Doc[Any] = Doc()
+    doc.apply_update(update)
+    return str(doc.get("source", type=Text))
+
+
+def _base_of(update: bytes, notebook: bool) -> Any:
+    return read_update(update, True) if notebook else _text_of(update)
+
+
+async def merge_reload(room: Any, ids: CellIds) -> Merged | None:
+    """Load the room's changed file, merged with the room's unsaved changes; None when the file could not be read
+    (logged and emitted as jupyter-collaboration does). Sets the room's base to the file's content."""
+    loader, document = room._file, room._document
+    try:
+        model = await loader.load_content(room.file_format, room.file_type)
+    except Exception as exc:
+        log.error("Error loading content from file %s: %s", getattr(loader, "path", "?"), type(exc).__name__)
+        return None
+    theirs = model["content"]
+    notebook = is_notebook(document)
+    state = state_of(room)
+    async with room._update_lock:  # as upstream's reload: no autosave starts while the room is rewritten
+        if notebook:
+            cells_text, meta_text = notebook_json(document)
+        else:
+            ours_text = document.get()
+        base_update = state.base if state is not None else None
+        base_content = getattr(state, "base_content", None) if state is not None else None
+        if notebook:
+            ours = await asyncio.to_thread(notebook_content, cells_text, meta_text)
+            if ours is None:
+                ours = document.get()
+        else:
+            ours = ours_text
+        if base_content is None and base_update is not None:
+            base_content = await asyncio.to_thread(_base_of, base_update, notebook)
+        merge: Callable[[Any, Any, Any], Merged] = merge_notebook if notebook else merge_text
+        merged = await asyncio.to_thread(merge, base_content, ours, theirs)
+        if state is not None:
+            state.merging = merged
+        try:
+            if merged.content != ours:
+                if notebook:
+                    _apply_notebook(document, ids(room), ours, merged.content)
+                else:
+                    _apply_text(document, str(ours), str(merged.content))
+        finally:
+            if state is not None:
+                state.merging = None
+                state.base, state.base_content = None, theirs  # the file holds this now
+        document.dirty = False
+    if merged.kept_ours:  # the room holds changes the file lacks: write them now, not after the next change
+        room._saving_document = asyncio.ensure_future(room._maybe_save_document(room._saving_document, True))
+    log.info(
+        "Merged %s, changed on disk, with the room's unsaved changes%s",
+        getattr(loader, "path", "?"),
+        f" (the file's side won in {len(merged.conflicts)} conflicting place(s))" if merged.conflicts else "",
+    )
+    return merged
+
+
+def _apply_text(document: Any, ours: str, target: str) -> None:
+    ytext = document._ysource
+    live = str(ytext)
+    hunks = diff(ours, target)
+    if live != ours:  # typed since the read: the merge's changes go past it
+        try:
+            hunks = rebase(ours, hunks, live)
+        except MergeConflict:
+            hunks = diff(live, target)
+    with document.ydoc.transaction():
+        apply_hunks(ytext, live, hunks)
+
+
+def _apply_notebook(document: Any, live_ids: list[str], ours: dict[str, Any], target: dict[str, Any]) -> None:
+    """Make the live notebook, which was ``ours`` when read (a person may have typed since), into ``target``."""
+    ycells = document.ycells
+    read = {c["id"]: c for c in ours["cells"] if "id" in c}
+    wanted = {c["id"]: c for c in target["cells"]}
+    with document.ydoc.transaction():
+        if target.get("metadata") != ours.get("metadata"):
+            metadata = copy.deepcopy(target.get("metadata", {}))
+            cast_all(metadata, int, float)
+            document._ymeta["metadata"] = Map(metadata)
+        for name in ("nbformat", "nbformat_minor"):
+            if target.get(name) != ours.get(name) and name in target:
+                document._ymeta[name] = float(target[name])
+        # Cells the merge removed (only those the read had: a cell added since stays).
+        position = {cell_id: i for i, cell_id in enumerate(live_ids)}
+        for at in sorted((position[c] for c in read if c not in wanted and c in position), reverse=True):
+            del ycells[at]
+        live = [c for c in live_ids if not (c in read and c not in wanted)]
+        position = {cell_id: i for i, cell_id in enumerate(live)}
+        for cell_id, cell in wanted.items():
+            before = read.get(cell_id)
+            if before is not None and before != cell and cell_id in position:
+                _update_cell(document, ycells, position[cell_id], before, cell)
+        _arrange(document, ycells, live, [c["id"] for c in target["cells"]], wanted)
+
+
+def _update_cell(document: Any, ycells: Any, at: int, before: dict[str, Any], cell: dict[str, Any]) -> None:
+    ycell = ycells[at]
+    if before.get("cell_type") != cell.get("cell_type"):
+        del ycells[at]
+        ycells.insert(at, document.create_ycell(cell))
+        return
+    if before.get("source") != cell.get("source"):
+        source = ycell["source"]
+        live, old, new = str(source), str(before.get("source", "")), str(cell.get("source", ""))
+        hunks = diff(old, new)
+        try:
+            hunks = hunks if live == old else rebase(old, hunks, live)
+        except MergeConflict:
+            hunks = []  # typed there since the read: the person's text stays
+        apply_hunks(source, live, hunks)
+    if before.get("metadata") != cell.get("metadata"):
+        ycell["metadata"] = Map(copy.deepcopy(cell.get("metadata", {})))
+    if before.get("outputs") != cell.get("outputs") and "outputs" in cell:
+        document._set_ycell_outputs(ycell, copy.deepcopy(cell["outputs"]))
+    if before.get("execution_count") != cell.get("execution_count") and "execution_count" in cell:
+        ycell["execution_count"] = cell["execution_count"]
+    if before.get("attachments") != cell.get("attachments"):
+        if "attachments" in cell:
+            ycell["attachments"] = copy.deepcopy(cell["attachments"])
+        elif "attachments" in ycell:
+            del ycell["attachments"]
+
+
+def _arrange(document: Any, ycells: Any, live: list[str], order: list[str], wanted: dict[str, Any]) -> None:
+    """Insert the merge's new cells and move cells into its order; cells added in the room since the read keep
+    following the cell they followed."""
+    placed = set(order)
+    extra: dict[str | None, list[str]] = {}
+    after: str | None = None
+    for cell_id in live:
+        if cell_id in placed:
+            after = cell_id
+        else:
+            extra.setdefault(after, []).append(cell_id)
+    final = list(extra.get(None, []))
+    for cell_id in order:
+        final.append(cell_id)
+        final.extend(extra.get(cell_id, []))
+    if final == live:
+        return
+    current = list(live)
+    present = set(current)
+    for i, cell_id in enumerate(final):
+        if i < len(current) and current[i] == cell_id:
+            continue
+        if cell_id in present:  # a move: the cell is taken out and put back, as the tools move cells
+            j = current.index(cell_id, i)
+            data = ycells[j].to_py()
+            data.pop("execution_state", None)
+            del ycells[j]
+            current.pop(j)
+            ycells.insert(i, document.create_ycell(data))
+        else:
+            ycells.insert(i, document.create_ycell(wanted[cell_id]))
+            present.add(cell_id)
+        current.insert(i, cell_id)
+
+
+__all__ = ["merge_reload"]

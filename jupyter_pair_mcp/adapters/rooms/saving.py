@@ -1,0 +1,154 @@
+"""A room's changes reach its file within ``max_save_interval`` of the first one, however often it keeps changing.
+
+jupyter-collaboration saves a room ``document_save_delay`` after its *last* change: every change cancels the
+waiting save and starts a new wait. A room that never pauses that long (a person typing, an agent looping) is
+never written; a 68-minute soak never wrote its notebook, and SIGKILL after a burst of agent edits lost all of
+them. The room starts its save through ``self._maybe_save_document(previous_task)``, looked up on every change;
+:func:`adopt` puts :func:`autosave` there for each room. It waits as upstream does, but never past
+``max_save_interval`` after the first change not yet written, and a write under way is never cancelled by a new
+change (the next one waits for it). Writes go through :func:`.persist.write_room`, the same call the tools' save,
+the stop and the retries use: one place knows what "written" means, and one place merges a file changed on disk
+(:mod:`.reload`).
+
+The room's own reload on its file poll is routed there too: the loader's subscription for the room is replaced
+(``FileLoader.observe`` keyed by room id) by the merging reload.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from jupyter_pair_mcp.errors import Conflict
+
+log = logging.getLogger(__name__)
+
+#: The attribute of a room holding its :class:`SaveState` (the state travels with the room and dies with it).
+STATE = "_pair_mcp_saving"
+
+
+@dataclass
+class SaveState:
+    """What the saver knows of one room."""
+
+    max_interval: float  # seconds from the first unsaved change to its write (0: upstream's debounce only)
+    first_unsaved: float | None = None  # loop time of the first change not yet read for a write
+    writing: asyncio.Task[None] | None = None  # the autosave past its wait, writing now
+    base: bytes | None = None  # the document as its file last held it (a Yjs update): what a merge starts from
+    base_content: Any = None  # or that content itself, after a reload (the file's, with no Yjs update of it)
+    merging: Any = None  # the merge being applied now (a :class:`.diskmerge.Merged`), for the reload's listeners
+    writes: int = 0  # writes of the file (tests count them)
+    cell_ids: Callable[[Any], list[str]] | None = None  # a notebook's live cell ids, from its cell index
+
+
+def state_of(room: Any) -> SaveState | None:
+    state = getattr(room, STATE, None)
+    return state if isinstance(state, SaveState) else None
+
+
+Write = Callable[[Any], Awaitable[None]]
+Reload = Callable[[Any], Awaitable[None]]
+
+
+def adopt(room: Any, max_interval: float, write: Write, reload: Reload, cell_ids: Callable[[Any], list[str]]) -> bool:
+    """Take over the room's autosave and its reload on a file change (idempotent; call once the room is ready).
+
+    ``write(room)`` writes the room's document to its file or raises; ``reload(room)`` loads a changed file into
+    the room, merging what was not saved yet. The closures hold the room weakly: the room keeps them, not the
+    other way round.
+    """
+    if state_of(room) is not None or not getattr(room, "ready", False):
+        return False
+    state = SaveState(max_interval, base=bytes(room.ydoc.get_update()), cell_ids=cell_ids)  # ready: as its file
+    setattr(room, STATE, state)
+    ref = weakref.ref(room)
+
+    async def maybe_save(previous: asyncio.Task[None] | None, save_now: bool = False) -> None:
+        target = ref()
+        if target is not None:
+            await autosave(target, previous, save_now, write)
+
+    async def on_file_change() -> None:
+        target = ref()
+        if target is not None:
+            await reload(target)
+
+    room._maybe_save_document = maybe_save
+    room._on_outofband_change = on_file_change
+    loader = getattr(room, "_file", None)
+    if loader is not None:  # the loader calls what it was given at the room's creation: give it ours
+        loader.observe(room.room_id, on_file_change, room._on_filepath_change)
+    return True
+
+
+def read_for_write(room: Any) -> None:
+    """The content is being read for a write now: changes from here on are the next write's."""
+    state = state_of(room)
+    if state is not None:
+        state.first_unsaved = None
+
+
+async def autosave(room: Any, previous: asyncio.Task[None] | None, save_now: bool, write: Write) -> None:
+    """The room's save after a change, as jupyter-collaboration's ``_maybe_save_document``, but bounded."""
+    state = state_of(room)
+    if state is None:
+        return
+    loop = asyncio.get_running_loop()
+    now = loop.time()
+    if state.first_unsaved is None:
+        state.first_unsaved = now
+    delay = room._save_delay
+    if delay is None and not save_now:
+        return  # autosave is off on this server: a person saves, or the stop does
+    if previous is not None and not previous.done() and previous is not state.writing:
+        previous.cancel()  # still waiting: this one waits instead (a write under way completes)
+    if not save_now:
+        wait = float(delay)
+        if state.max_interval > 0:
+            wait = min(wait, state.first_unsaved + state.max_interval - now)
+        try:
+            if wait > 0:
+                await asyncio.sleep(wait)
+        except asyncio.CancelledError:
+            return
+    task = asyncio.current_task()
+    state.writing = task
+    path = _path(room)
+    try:
+        await write(room)
+    except asyncio.CancelledError:
+        return  # the stop, or a save now, took over; the loader finishes a write under way
+    except Conflict as exc:
+        log.info("Saving %s: %s", path, exc)
+    except Exception as exc:
+        log.warning("Saving %s failed: %s", path, exc)
+        _emit(room, "ERROR", None, f"Error saving file: {path}\n{type(exc).__name__}")
+    else:
+        _emit(room, "INFO", "save", "Content saved.")
+    finally:
+        if state.writing is task:
+            state.writing = None
+
+
+def _path(room: Any) -> str:
+    try:
+        return str(room._file.path)
+    except Exception:
+        return str(getattr(room, "room_id", "?"))
+
+
+def _emit(room: Any, level: str, action: str | None, msg: str) -> None:
+    """The event jupyter-collaboration's own save emits (its listeners, ours among them, hear the outcome)."""
+    try:
+        from jupyter_server_ydoc.utils import LogLevel
+
+        room._emit(LogLevel[level], action, msg)
+    except Exception:
+        log.debug("emitting a room event failed", exc_info=True)
+
+
+__all__ = ["SaveState", "adopt", "autosave", "read_for_write", "state_of"]
