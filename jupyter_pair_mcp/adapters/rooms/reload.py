@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
+from datetime import UTC, datetime
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +27,9 @@ from jupyter_pair_mcp.adapters.rooms.saving import state_of
 from jupyter_pair_mcp.adapters.rooms.snapshot import is_notebook, notebook_content, notebook_json
 
 log = logging.getLogger(__name__)
+
+#: A file time older than any file's: the loader's next poll finds the file newer and loads it again.
+_LONG_AGO = datetime(1970, 1, 1, tzinfo=UTC)
 
 #: ``ids(room)``: the live notebook's cell ids in order, from its cell index (no walk of the cells).
 CellIds = Callable[[Any], list[str]]
@@ -48,7 +52,15 @@ async def merge_reload(room: Any, ids: CellIds) -> Merged | None:
     try:
         model = await loader.load_content(room.file_format, room.file_type)
     except Exception as exc:
-        log.error("Error loading content from file %s: %s", getattr(loader, "path", "?"), type(exc).__name__)
+        # Read while another program was still writing it (Jupyter's own writes are not atomic to readers): the
+        # next poll must look again, so the loader forgets the time it just took from the file.
+        loader.last_modified = _LONG_AGO
+        log.warning(
+            "Could not load %s, changed on disk (%s %s); trying again at the next look",
+            getattr(loader, "path", "?"),
+            type(exc).__name__,
+            getattr(exc, "status_code", ""),
+        )
         return None
     theirs = model["content"]
     notebook = is_notebook(document)

@@ -1,0 +1,95 @@
+"""Another program rewrites a notebook between and during an agent's edits while a person types: nothing is lost.
+
+Each round, at the same moment: the agent edits its cell, a person types in another, and another program (a
+client of Jupyter's contents API, as a non-collaborative editor is) rewrites the file with a third cell changed.
+Before, the room reloaded the file over its unsaved changes: edits answered OK and keystrokes went. Now the file
+is merged into the room, and none of them conflict, so every one of them is in the file at the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jupyter_pair_mcp.adapters.rooms.saving import state_of
+
+from .conftest import call_tool, document_room, notebook_json, until
+
+ROUNDS = 10
+
+
+@pytest.fixture
+def mcp_config() -> dict[str, Any]:
+    return {"enable_test_fixtures": True, "max_save_interval": 0}  # only the merges write: a file the writer knows
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config: Any) -> Any:
+    jp_server_config.YDocExtension.document_save_delay = 60.0  # the edits are not saved when the file changes
+    return jp_server_config
+
+
+async def test_edits_and_typing_survive_a_file_rewritten_under_them(
+    mcp_client: Any,
+    jp_root_dir: Path,
+    jp_serverapp: Any,
+    collaborator: Any,
+    http: Any,
+    server_root: str,
+    jp_base_url: str,
+    auth: dict[str, str],
+) -> None:
+    path = "raced.ipynb"
+    cells = [
+        {"cell_type": "code", "source": "a = 0", "id": "a"},
+        {"cell_type": "code", "source": "b = 0", "id": "b"},
+        {"cell_type": "markdown", "source": "typed:", "id": "c"},
+    ]
+    (jp_root_dir / path).write_text(notebook_json(cells))
+    url = f"{server_root}{jp_base_url}api/contents/{path}"
+
+    async def rewrite(step: int) -> None:
+        """Another program: reads the file through Jupyter, changes cell b, writes it back whole."""
+        model = (await http.get(url, headers=auth, params={"content": "1"})).json()
+        notebook = model["content"]
+        for cell in notebook["cells"]:
+            if cell["id"] == "b":
+                cell["source"] = f"b = {step}"
+        response = await http.put(url, headers=auth, json={"type": "notebook", "format": "json", "content": notebook})
+        assert response.status_code == 200, response.text
+
+    answered: list[str] = []
+    async with mcp_client() as client, collaborator(path) as human:
+        await call_tool(client, "get_notebook_info", path=path)
+        state = state_of(document_room(jp_serverapp, path))
+        assert state is not None
+        for step in range(1, ROUNDS + 1):
+            writes = state.writes
+            human.type_into(2, len(human.source(2)), f" p{step}")
+
+            async def edit(step: int = step) -> None:
+                await call_tool(
+                    client,
+                    "batch_update_notebook_cells",
+                    path=path,
+                    exec=False,
+                    updates=[{"cell_id": "a", "content": f"a = {step}"}],
+                )
+                answered.append(f"a = {step}")
+
+            await asyncio.gather(edit(), rewrite(step))
+            await human.wait_until(lambda step=step: human.source(1) == f"b = {step}", limit=20)  # merged
+            # The merge's own write of what the file lacked (the room's save delay is a minute).
+            await until(lambda writes=writes: state.writes > writes and state.writing is None, what="the merge's save")
+        assert len(answered) == ROUNDS
+        saved = await call_tool(client, "save_notebook", path=path)
+        assert saved["saved"] is True
+    on_disk = {c["id"]: "".join(c["source"]) for c in json.loads((jp_root_dir / path).read_text())["cells"]}
+    assert on_disk["a"] == answered[-1]
+    assert on_disk["b"] == f"b = {ROUNDS}"
+    lost = [f"p{step}" for step in range(1, ROUNDS + 1) if f" p{step}" not in on_disk["c"]]
+    assert lost == [], f"keystrokes lost: {lost} in {on_disk['c']!r}"
