@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import autosaved, call_tool, document_room, notebook_json, stored, tool_error, within
+from .conftest import autosaved, call_tool, document_room, notebook_json, stored, tool_error
 
 pytestmark = pytest.mark.usefixtures("jp_serverapp")
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-from datetime import UTC, datetime
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from jupyter_ydoc.utils import cast_all
