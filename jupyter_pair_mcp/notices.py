@@ -11,13 +11,19 @@ either see it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+log = logging.getLogger(__name__)
+
 #: Notices one result carries at most (each is a sentence or two).
 MAX_NOTES = 4
+#: Seconds the looks before a call answers may take together (a merge of a changed file among them).
+FINISH_WAIT = 30.0
 
 
 @dataclass
@@ -28,6 +34,16 @@ class CallNotes:
     principal: str | None = None  # the actor key, set once the call is authorized
     notes: list[str] = field(default_factory=list)
     checked: set[str] = field(default_factory=set)  # rooms whose news this call has been given already
+    #: Looks to take once the call's work is done, before it answers (its documents' files, again).
+    finishers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+
+    async def finish(self) -> None:
+        """Run the looks before answering; they add notices, never fail the call (its work is done)."""
+        for finisher in self.finishers:
+            try:
+                await asyncio.wait_for(finisher(), FINISH_WAIT)
+            except Exception as exc:
+                log.debug("a look before answering failed: %s", type(exc).__name__)
 
     def add(self, text: str) -> None:
         if text not in self.notes and len(self.notes) < MAX_NOTES:
@@ -57,6 +73,7 @@ class CallNotices:
         token = _CALL.set(notes)
         try:
             result = await call_next(ctx)
+            await notes.finish()
         finally:
             _CALL.reset(token)
         return with_notes(result, notes.notes) if notes.notes else result

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import autosaved, call_tool, document_room, notebook_json, stored, tool_error
+from .conftest import autosaved, call_tool, document_room, notebook_json, stored, tool_error, within
 
 pytestmark = pytest.mark.usefixtures("jp_serverapp")
 
@@ -222,3 +222,72 @@ async def test_a_call_on_an_unchanged_file_looks_at_it_without_reading_its_model
         data = await call_tool(client, "get_notebook", path=path, cell_ids=["a"])
         assert data["cells"][0]["source"] == "a = 'theirs'"  # a change on disk is still loaded first
         assert reads  # ...through the contents manager, once the file is newer
+
+
+async def test_a_change_on_disk_during_a_call_is_merged_before_it_answers(
+    mcp_client: Any, jp_root_dir: Path, jp_serverapp: Any, collaborator: Any
+) -> None:
+    """The file is rewritten while the agent's edit is being made: the call looks at the file again before it
+    answers, merges the change, and says so in its answer; the edit is kept."""
+    extension = jp_serverapp.extension_manager.extension_points["jupyter_pair_mcp"].app
+    path = "during.ipynb"
+    (jp_root_dir / path).write_text(cells("a = 1", "b = 1"))
+    rewrites: list[str] = []
+
+    def rewrite_during(edit: Any) -> None:  # another program writes the file as the agent's edit commits
+        if edit.path == path and not rewrites:
+            rewrites.append(path)
+            rewrite(jp_root_dir / path, cells("a = 1", "b = 'theirs'"))
+
+    async with mcp_client() as client, collaborator(path) as human:
+        await call_tool(client, "get_notebook_info", path=path)
+        await autosaved(jp_serverapp, path)
+        extension.rooms.journal.on_edit(rewrite_during)
+        result = await call_tool(
+            client, "batch_update_notebook_cells", path=path, exec=False, updates=[{"cell_id": "a", "content": "a = 2"}]
+        )
+        assert rewrites and "merged" in result.get("notice", ""), result
+        await human.wait_until(lambda: human.sources() == ["a = 2", "b = 'theirs'"])
+        saved = await call_tool(client, "save_notebook", path=path)
+        assert saved["saved"] is True and "notice" not in saved, saved
+        assert sources(jp_root_dir / path) == ["a = 2", "b = 'theirs'"]
+
+
+async def test_calls_go_on_during_a_slow_save(
+    mcp_client: Any, jp_root_dir: Path, jp_serverapp: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A save of a big notebook holds the file loader's lock for seconds: calls waited for it, then failed with
+    "still being loaded from disk" though nothing was being loaded. They go on with the live document now."""
+    import asyncio
+
+    path = "slow.ipynb"
+    (jp_root_dir / path).write_text(cells("a = 1", "b = 1"))
+    manager = jp_serverapp.contents_manager
+    original = manager.save
+    writing, release = asyncio.Event(), asyncio.Event()
+
+    async def slow_save(model: Any, saved_path: str) -> Any:
+        if saved_path == path:
+            writing.set()
+            await release.wait()  # the disk is slow: the save is under way until the test lets it end
+        return await original(model, saved_path)
+
+    monkeypatch.setattr(manager, "save", slow_save)
+    async with mcp_client() as client:
+        await call_tool(client, "get_notebook_info", path=path)
+        update = {"path": path, "exec": False}
+        await call_tool(client, "batch_update_notebook_cells", **update, updates=[{"cell_id": "a", "content": "a = 2"}])
+        saving = asyncio.ensure_future(call_tool(client, "save_notebook", path=path))
+        await within(writing.wait())
+        # The file's time has not moved yet; make it look changed, as a save under way does on a real disk.
+        later = time.time() + 5
+        os.utime(jp_root_dir / path, (later, later))
+        edited = await within(
+            call_tool(client, "batch_update_notebook_cells", **update, updates=[{"cell_id": "b", "content": "b = 2"}])
+        )
+        assert "notice" not in edited, edited
+        read = await within(call_tool(client, "get_notebook", path=path))
+        assert [c["source"] for c in read["cells"]] == ["a = 2", "b = 2"]
+        assert not saving.done()  # all of it while the save was still writing
+        release.set()
+        await within(saving)

@@ -360,6 +360,8 @@ class RoomsAdapter:
         if room is not None and call is not None and room_id not in call.checked:
             await self.disk.settle(room, path)  # a file changed on disk is loaded before the call reads or edits
             self.disk.check(room_id, path, call)  # no await from here to the caller's edit
+            if not call.read_only:  # and looked at again before the call answers: a change during it is merged
+                call.finishers.append(lambda: self.disk.look_again(room_id, path, call))
         return document, room_id
 
     async def save(self, path: str, kind: str) -> bool:

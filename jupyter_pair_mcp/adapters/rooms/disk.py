@@ -140,7 +140,17 @@ class DiskWatch:
         except Exception as exc:  # the file is gone or unreadable: the call goes on with the live document
             log.debug("Checking %s on disk failed: %s", path, exc)
 
-    def check(self, room_id: str, path: str, call: CallNotes | None) -> None:
+    async def look_again(self, room_id: str, path: str, call: CallNotes) -> None:
+        """Before a writing call answers: a change of the file during the call is merged now, and the call is told
+        (what it did is in the room; where the file won a conflict, the notice says where)."""
+        room = self._room_of(room_id)
+        if room is None:
+            return
+        await self.settle(room, path)
+        call.checked.discard(room_id)
+        self.check(room_id, path, call, done=True)
+
+    def check(self, room_id: str, path: str, call: CallNotes | None, *, done: bool = False) -> None:
         """Tell the call what happened to the document's file since this principal last used it.
 
         A reload it was not told about refuses a writing call (nothing done) and is a notice for a read;
@@ -186,6 +196,9 @@ class DiskWatch:
                 "document; every change not saved yet was kept. Read again the cells you work on: some may differ "
                 "from what you read."
             )
+            return
+        if done:  # the call's work is done: it is told, not refused
+            call.add(f"{what} Your call's changes were applied first; check the places named.")
             return
         if not call.read_only:
             raise Conflict(
