@@ -29,7 +29,7 @@ from jupyter_pair_mcp.groups import GROUPS
 from jupyter_pair_mcp.heap import freeze_startup_heap
 from jupyter_pair_mcp.limits import Limits
 from jupyter_pair_mcp.protocol.subscriptions import SubscriptionManager
-from jupyter_pair_mcp.services.activity import ActivityLog
+from jupyter_pair_mcp.services.activity import ActivityLog, disk_merge
 from jupyter_pair_mcp.services.actors import Actors
 from jupyter_pair_mcp.services.audit import AuditTrail
 from jupyter_pair_mcp.services.execution import ExecutionService
@@ -352,6 +352,9 @@ class JupyterPairMCP(Limits, ExtensionApp):
         self.actors = Actors(agent_name=self.agent_name)
         self.audit = AuditTrail(self.serverapp.event_logger)
         self.activity = ActivityLog(self.max_activity_entries)
+        self.rooms.disk.on_merge = lambda path, merged: self.activity.add(
+            disk_merge(path, merged.conflicts, merged.dropped)
+        )
         self.stops = Stops(max_total=self.max_stopped_agents, log=self.activity)
         self.suggestions = SuggestionService(
             self.rooms,

@@ -118,7 +118,14 @@ async def test_a_reload_keeps_the_unsaved_edits_it_does_not_conflict_with(
 
 
 async def test_a_conflicting_change_on_disk_wins_and_the_agent_is_told_which_cell(
-    mcp_client: Any, jp_root_dir: Path, jp_serverapp: Any, collaborator: Any
+    mcp_client: Any,
+    jp_root_dir: Path,
+    jp_serverapp: Any,
+    collaborator: Any,
+    http: Any,
+    server_root: str,
+    jp_base_url: str,
+    auth: dict[str, str],
 ) -> None:
     ydoc = jp_serverapp.extension_manager.extension_points["jupyter_server_ydoc"].app
     ydoc.document_save_delay = 30
@@ -140,6 +147,11 @@ async def test_a_conflicting_change_on_disk_wins_and_the_agent_is_told_which_cel
         agent = [v for v in history["versions"] if v["source"] == "agent"]
         version = await call_tool(client, "get_document_version", path=path, version_id=agent[0]["version_id"])
         assert [c["source"] for c in version["cells"]] == ["a = 2", "b = 1"]  # the room's side, kept in history
+        # People see it in the activity panel, with the cell where the file won.
+        response = await http.get(f"{server_root}{jp_base_url}api/mcp/activity", params={"path": path}, headers=auth)
+        entries = [e for e in response.json()["entries"] if e["kind"] == "disk"]
+        assert len(entries) == 1 and "file's version won" in entries[0]["summary"], entries
+        assert [c["cell_id"] for c in entries[0]["cells"]] == ["a"], entries
 
 
 async def test_a_text_file_rewritten_on_disk_is_merged_line_by_line(

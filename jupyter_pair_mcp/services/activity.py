@@ -11,6 +11,7 @@ records stops, allows and refused calls (:mod:`.steering`).
 from __future__ import annotations
 
 import itertools
+import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ MAX_CELLS = 20
 KINDS = (
     *("edit", "run", "broadcast", "refused", "stop", "allow", "undo", "restore"),
     *("propose", "accept", "reject", "expire"),  # review mode's suggestions (services/suggestions.py)
+    "disk",  # another program changed a document's file: merged into the room (adapters/rooms/disk.py)
 )
 _TYPE_KINDS = {"edit": "edit", "execution": "run", "restore": "restore"}
 
@@ -47,6 +49,29 @@ class Activity:
     by: str | None = None  # the person behind a stop, allow, undo or restore from the panel
     edit: str | None = None  # the journal's serial of the edit (history stores it: the entry's version)
     kind: str = ""  # one of KINDS, set by whoever records it (an agent's broadcast can never claim a stop)
+
+
+def disk_merge(path: str, conflicts: tuple[str, ...], dropped: bool) -> Activity:
+    """The entry people see when another program changed an open document's file and it was merged in."""
+    if conflicts:
+        what = (
+            "changed on disk by another program and merged; where both had changed the same place the file's "
+            "version won (the version before is in the document's history)"
+        )
+    elif dropped:
+        what = "changed on disk by another program and reloaded, replacing changes not saved yet"
+    else:
+        what = "changed on disk by another program and merged; every change not saved yet was kept"
+    return Activity(
+        timestamp=time.time(),
+        user_id="",
+        name="file on disk",
+        type="disk",
+        document_path=path,
+        description=f"{path} {what}",
+        cells=tuple(c for c in conflicts if not c.startswith("(")),
+        kind="disk",
+    )
 
 
 class ActivityLog:

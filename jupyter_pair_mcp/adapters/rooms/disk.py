@@ -75,6 +75,8 @@ class DiskWatch:
         self._failures: dict[str, SaveFailure] = {}
         self._listening: tuple[Any, str] | None = None
         self._on_ready: Callable[[Any], None] | None = None
+        #: ``on_merge(path, reload)`` after a file changed on disk was merged into its room (people are told).
+        self.on_merge: Callable[[str, Reload], object] | None = None
 
     def listen(self, event_logger: Any, on_ready: Callable[[Any], None]) -> None:
         """Hear jupyter-collaboration's room events from now on (idempotent); ``on_ready(room)`` runs when a
@@ -114,6 +116,11 @@ class DiskWatch:
             self._reloads[room_id] = Reload((last.count if last else 0) + 1, time.time(), save_pending(room))
         while len(self._reloads) > MAX_SEEN:  # the rooms reloaded longest ago are forgotten first
             del self._reloads[next(iter(self._reloads))]
+        if self.on_merge is not None:
+            try:
+                self.on_merge(str(room._file.path), self._reloads[room_id])
+            except Exception:
+                log.exception("the merge listener failed for room %s", room_id)
         log.info("Room %s was reloaded from its file, changed on disk by another program", room_id)
 
     async def settle(self, room: Any, path: str) -> None:
