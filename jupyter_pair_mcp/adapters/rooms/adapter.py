@@ -35,6 +35,7 @@ from jupyter_pair_mcp.adapters.rooms.history import (
     store_key,
 )
 from jupyter_pair_mcp.adapters.rooms.keepalive import KeptRooms
+from jupyter_pair_mcp.adapters.rooms.linear_ydoc import read_update
 from jupyter_pair_mcp.adapters.rooms.notebook import NotebookView
 from jupyter_pair_mcp.adapters.rooms.opening import Explain, open_document
 from jupyter_pair_mcp.adapters.rooms.persist import (
@@ -89,6 +90,19 @@ def _rules(router: Any) -> list[Any]:
     return found
 
 
+class BigReader:
+    """A big notebook read for its file in the scan worker process (the loop pays the encoding only)."""
+
+    def __init__(self, scanner: Scanner) -> None:
+        self.scanner = scanner
+
+    def big(self, update: bytes) -> bool:
+        return self.scanner.processes > 0 and len(update) > self.scanner.in_place_bytes
+
+    async def read(self, update: bytes) -> Any | None:
+        return await self.scanner.run(read_update, update, True)
+
+
 class RoomsAdapter:
     """Reads and edits jupyter-collaboration's rooms; looks the extension up lazily (it may load after us)."""
 
@@ -114,6 +128,7 @@ class RoomsAdapter:
         self.recorder = HistoryRecorder(self.journal, self._authors)
         self.disk = DiskWatch(self._room)
         self.scanner = Scanner(scan_processes)
+        self._reader = BigReader(self.scanner)
         self._db_path: str | None = None
         self._metadata = MetadataCache()
         self._ystore_configured = False
@@ -176,7 +191,7 @@ class RoomsAdapter:
 
     def _adopt(self, room: Any) -> None:
         """Our saves and reloads for the room (bounded save interval, merged reloads; see saving.py)."""
-        adopt(room, self.save_interval, write_now, reload_now, self._cell_ids)
+        adopt(room, self.save_interval, write_now, reload_now, self._cell_ids, self._reader)
 
     def _cell_ids(self, room: Any) -> list[str]:
         """The live notebook's cell ids in order, from its cell index (built now if no call made it yet)."""

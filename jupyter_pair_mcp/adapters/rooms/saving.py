@@ -21,7 +21,7 @@ import logging
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from jupyter_pair_mcp.errors import Conflict
 
@@ -29,6 +29,14 @@ log = logging.getLogger(__name__)
 
 #: The attribute of a room holding its :class:`SaveState` (the state travels with the room and dies with it).
 STATE = "_pair_mcp_saving"
+
+
+class Reader(Protocol):
+    """Reads a big notebook for its file from its Yjs update, off the loop (the scan worker process)."""
+
+    def big(self, update: bytes) -> bool: ...
+
+    async def read(self, update: bytes) -> Any | None: ...
 
 
 @dataclass
@@ -43,6 +51,7 @@ class SaveState:
     merging: Any = None  # the merge being applied now (a :class:`.diskmerge.Merged`), for the reload's listeners
     writes: int = 0  # writes of the file (tests count them)
     cell_ids: Callable[[Any], list[str]] | None = None  # a notebook's live cell ids, from its cell index
+    reader: Reader | None = None  # where a big notebook is read for its file
 
 
 def state_of(room: Any) -> SaveState | None:
@@ -54,7 +63,14 @@ Write = Callable[[Any], Awaitable[None]]
 Reload = Callable[[Any], Awaitable[None]]
 
 
-def adopt(room: Any, max_interval: float, write: Write, reload: Reload, cell_ids: Callable[[Any], list[str]]) -> bool:
+def adopt(
+    room: Any,
+    max_interval: float,
+    write: Write,
+    reload: Reload,
+    cell_ids: Callable[[Any], list[str]],
+    reader: Reader | None = None,
+) -> bool:
     """Take over the room's autosave and its reload on a file change (idempotent; call once the room is ready).
 
     ``write(room)`` writes the room's document to its file or raises; ``reload(room)`` loads a changed file into
@@ -63,7 +79,8 @@ def adopt(room: Any, max_interval: float, write: Write, reload: Reload, cell_ids
     """
     if state_of(room) is not None or not getattr(room, "ready", False):
         return False
-    state = SaveState(max_interval, base=bytes(room.ydoc.get_update()), cell_ids=cell_ids)  # ready: as its file
+    # Ready: the document is its file's content.
+    state = SaveState(max_interval, base=bytes(room.ydoc.get_update()), cell_ids=cell_ids, reader=reader)
     setattr(room, STATE, state)
     ref = weakref.ref(room)
 

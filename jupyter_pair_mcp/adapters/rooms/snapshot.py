@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
 from typing import Any
 
 from jupyter_ydoc import YNotebook
@@ -64,23 +63,15 @@ def notebook_content(cells_text: str, meta_text: str) -> dict[str, Any] | None:
     }
 
 
-async def document_content(
-    document: Any, lock: asyncio.Lock, wait: float, on_read: Callable[[], None] | None = None
-) -> Any:
+async def document_content(document: Any, lock: asyncio.Lock, wait: float) -> Any:
     """The document's content for its file, as ``document.get()`` gives it: read under ``lock`` (the room's
     update lock, held for the JSON pass only; TimeoutError when it is not free within ``wait`` seconds: a
-    load of the file is under way) and converted in a worker thread. ``on_read()`` runs right after the read,
-    in the same step (nothing can change the document in between)."""
+    load of the file is under way) and converted in a worker thread."""
     await asyncio.wait_for(lock.acquire(), wait)
     try:
         if not is_notebook(document):
-            text = document.get()  # a text document: one string, linear already
-            if on_read is not None:
-                on_read()
-            return text
+            return document.get()  # a text document: one string, linear already
         cells_text, meta_text = notebook_json(document)
-        if on_read is not None:
-            on_read()
     finally:
         lock.release()
     content = await asyncio.to_thread(notebook_content, cells_text, meta_text)
