@@ -2,10 +2,11 @@
 
 :class:`ScopedSessionManager` gives each stateful session its own view of the shared event store,
 so resumption never crosses sessions (see :mod:`jupyter_pair_mcp.protocol.event_store`), and releases
-the view when the session ends. :class:`ManagerRunner` owns the manager's ``run()`` context: the
-SDK allows entering it once, inside one task, so it lives in a dedicated task started lazily on
-the first request (pytest-jupyter never calls the extension's start hook) and closed with a
-bounded wait when the extension stops.
+the view when the session ends; its :class:`SessionTransport` keeps a failure that ends one session
+from ending the others. :class:`ManagerRunner` owns the manager's ``run()`` context: the SDK allows
+entering it once, inside one task, so it lives in a dedicated task started lazily on the first
+request (pytest-jupyter never calls the extension's start hook), started again with a new manager
+should it ever end on its own, and closed with a bounded wait when the extension stops.
 """
 
 from __future__ import annotations
