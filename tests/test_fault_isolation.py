@@ -15,6 +15,7 @@ from typing import Any
 
 import pycrdt
 import pytest
+from mcp.shared.exceptions import MCPError
 
 from jupyter_pair_mcp.protocol.event_store import ScopedEventStore
 
@@ -118,3 +119,37 @@ async def test_a_session_manager_that_ends_is_started_again(
         async with mcp_client(mode=mode) as fresh:
             assert (await call_tool(fresh, "get_document", path=notes))["content"] == "hello\n"
     assert runner.restarts == 1 and runner.running
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_panic_in_a_resource_read_or_a_prompt_ends_that_request_only(
+    mode: str,
+    mcp_client: Any,
+    make_notebook: Any,
+    extension: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Both read the live notebook: made to panic there, each request is a JSON-RPC internal error naming a
+    reference in the log, and the session serves on."""
+    caplog.set_level(logging.ERROR, logger="jupyter_pair_mcp")
+    path = make_notebook("panics.ipynb")
+
+    async def panicking(*args: Any, **kwargs: Any) -> Any:
+        del pycrdt.Doc().get("t", type=pycrdt.Text)[5:7]  # yrs panics: "Couldn't remove 2 elements"
+        raise AssertionError("pycrdt did not panic")
+
+    async with mcp_client(mode=mode) as client:
+        monkeypatch.setattr(extension.rooms, "notebook", panicking)
+        for request in (
+            client.read_resource(f"notebook://{path}"),
+            client.get_prompt("explain_cell_output", {"path": path, "cell_id": "cell-0"}),
+        ):
+            with pytest.raises(MCPError) as caught:
+                await within(request)
+            found = re.search(r"internal error \(ref ([0-9a-f]{8})\)", str(caught.value))
+            assert found and "remove" not in str(caught.value), caught.value
+            assert f"failed (ref {found.group(1)})" in caplog.text
+        monkeypatch.undo()
+        read = await call_tool(client, "get_notebook", path=path)
+        assert [cell["id"] for cell in read["cells"]] == ["cell-0", "cell-1", "cell-2"]
