@@ -4,7 +4,7 @@ Adapters raise these instead of HTTP or backend exceptions so that every tool re
 same way: a message that names what is wrong and what the agent can do about it. The tool boundary
 (:func:`jupyter_pair_mcp.tools.registry`) turns them into ``isError: true`` results; anything
 else that escapes a tool is logged with its traceback on the server and reported to the client as
-an internal error without any detail.
+an internal error without any detail. What counts as such a failure is :func:`is_fault`.
 
 Hierarchy::
 
@@ -20,6 +20,8 @@ Hierarchy::
 """
 
 from __future__ import annotations
+
+import asyncio
 
 
 class PairMCPError(Exception):
@@ -75,3 +77,21 @@ class KernelGatewayError(Unavailable):
     message names it (host and port only) and what to check."""
 
     kind = "kernel_gateway"
+
+
+#: BaseExceptions that are not failures of the work: cancellation and the process ending. They pass every boundary.
+_NOT_FAULTS = (asyncio.CancelledError, KeyboardInterrupt, SystemExit, GeneratorExit)
+
+
+def is_fault(exc: BaseException) -> bool:
+    """Whether ``exc`` is a failure of the work under way, to be contained where it happened.
+
+    Every ``Exception`` is, and so is any other ``BaseException`` but cancellation and the process ending: a
+    Rust panic in pycrdt reaches Python as pyo3's ``PanicException``, which derives from ``BaseException`` so
+    that ``except Exception`` does not swallow it. Left to propagate, it crosses the SDK's task groups (which
+    contain only ``Exception``) and ends the session manager and every session with it. A group is a fault when
+    all it holds are.
+    """
+    if isinstance(exc, BaseExceptionGroup):
+        return all(is_fault(inner) for inner in exc.exceptions)
+    return isinstance(exc, Exception) or not isinstance(exc, _NOT_FAULTS)

@@ -342,9 +342,10 @@ async def _presence(client: Any) -> None:
 
 
 # -- the conformance fixtures ------------------------------------------------------------------------------
-@case("test_missing_capability", "test_reconnection", "test_progress_stream")
+@case("test_missing_capability", "test_reconnection", "test_progress_stream", "test_panic")
 async def _fixtures(client: Any) -> None:
     await attempt(client, "test_missing_capability")
+    await attempt(client, "test_panic", path=LONG_NAME)
     await attempt(client, "test_progress_stream", count=1000, interval=0)
     await attempt(client, "test_progress_stream", count=HUGE_INDEX, interval=HUGE_INDEX)
 

@@ -254,3 +254,30 @@ def test_values_are_counted_at_every_depth() -> None:
     nested = json.dumps({"a": [{"b": list(range(requestbody.MAX_VALUES))}]}).encode()
     refusal = requestbody.refusal(nested)
     assert refusal is not None and "JSON values" in refusal.message
+
+
+# -- depth ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("era", ["legacy", MODERN])
+async def test_a_body_nested_too_deep_is_refused_naming_the_limit(
+    http: httpx2.AsyncClient, mcp_url: str, auth: dict[str, str], era: str
+) -> None:
+    """~1 000 levels in 2 KB: Python's parser gives up with a RecursionError; the answer names the limit."""
+    deep = "[" * 1000 + "]" * 1000
+    params = '{"name":"get_document","arguments":{"path":"a.txt"},"_meta":{"pad":' + deep + "}}"
+    response = await post(http, mcp_url, auth, era, params)
+    assert response.status_code == 400, response.text
+    body = response.json()
+    assert body["error"]["code"] == -32600, body
+    assert f"more than {requestbody.MAX_DEPTH} levels deep (the limit)" in body["error"]["message"], body
+
+
+def test_depth_is_bounded_where_the_sdk_parser_is() -> None:
+    def nested(levels: int) -> bytes:
+        return ('{"a":' * (levels - 1) + "[1]" + "}" * (levels - 1)).encode()
+
+    assert requestbody.refusal(nested(requestbody.MAX_DEPTH)) is None
+    refusal = requestbody.refusal(nested(requestbody.MAX_DEPTH + 1))
+    assert refusal is not None and f"more than {requestbody.MAX_DEPTH} levels deep" in refusal.message
+    assert requestbody.refusal(b'{"id": 3, "x": ' + b"[" * 5000 + b"]" * 5000 + b"}") is not None  # RecursionError

@@ -4,12 +4,15 @@ behind Jupyter's authentication and the tools' authorization — over real HTTP 
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import httpx2
 import pytest
 from mcp.shared.exceptions import MCPError
 from mcp_types import Implementation
+
+from jupyter_pair_mcp.transport.requestbody import MAX_DEPTH
 
 from .conftest import ReadOnlyAuthorizer, call_tool, document_room, tool_error, until, within
 
@@ -267,6 +270,33 @@ async def test_bad_requests_are_json_errors(mcp_client: Any, make_notebook: Any,
     body = b'{"path": "other.ipynb", "path": "%s", "agent": "0123456789ab"}' % path.encode()
     twice = await within(panel.http.post(f"{panel.api}/undo", content=body, headers=panel.auth))
     assert twice.status_code == 400 and "'path' appears more than once" in twice.json()["message"]
+
+
+#: Every route of the panel's REST API that reads a JSON body (docs/rest.md), with its method.
+BODY_ROUTES = [
+    ("POST", "agents/0123456789ab/stop"),
+    ("POST", "agents/0123456789ab/allow"),
+    ("POST", "undo"),
+    ("POST", "restore"),
+    ("POST", "suggestions/0123456789ab/accept"),
+    ("POST", "suggestions/0123456789ab/reject"),
+    ("PUT", "review"),
+]
+
+
+async def test_a_body_nested_too_deep_is_refused_naming_the_limit_and_logs_no_crash(
+    panel: Panel, jp_serverapp: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """~1 000 levels in 2 KB: Python's parser gives up with a RecursionError, which was a 500 and a 20-line
+    traceback in the log per request (a lever to flood it). Now a 400 naming the limit, like /mcp."""
+    caplog.set_level(logging.DEBUG)
+    deep = b'{"path": ' + b"[" * 1000 + b"]" * 1000 + b"}"
+    for method, route in BODY_ROUTES:
+        response = await within(panel.http.request(method, f"{panel.api}/{route}", content=deep, headers=panel.auth))
+        assert response.status_code == 400, (route, response.text)
+        assert f"more than {MAX_DEPTH} levels deep (the limit)" in response.json()["message"], route
+    crashes = [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR or "Traceback" in r.getMessage()]
+    assert not crashes, [r.getMessage() for r in crashes]
 
 
 async def test_credentials_and_xsrf_are_required(

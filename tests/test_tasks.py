@@ -10,6 +10,7 @@ from typing import Any, ClassVar, Literal
 
 import anyio
 import httpx2
+import pycrdt
 import pytest
 from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from mcp_types import (
@@ -402,6 +403,27 @@ async def test_results_are_bounded_per_principal_and_others_are_untouched() -> N
     kept = {t.id for t in store.owned("a")}
     assert made[0].id not in kept and {made[1].id, made[2].id} <= kept  # the oldest went first
     assert [t.id for t in store.owned("b")] == [made[3].id]
+
+
+async def test_a_run_that_panics_fails_its_task_with_a_reference(caplog: pytest.LogCaptureFixture) -> None:
+    """A pycrdt panic (pyo3's PanicException, a BaseException) in a task's run: the task fails as any internal
+    error does, named by a reference in the log, and the store goes on."""
+    store = TaskStore()
+    task = store.create("p", "execute_code", None)
+
+    async def panics() -> dict[str, Any]:
+        del pycrdt.Doc().get("t", type=pycrdt.Text)[5:7]  # yrs panics: "Couldn't remove 2 elements"
+        raise AssertionError("pycrdt did not panic")
+
+    store.start(task, panics)
+    await task.done.wait()
+    assert task.status == "failed" and task.error is not None, task
+    ref = task.error["message"].split("(ref ")[1][:8]
+    assert f"background task of execute_code failed (ref {ref})" in caplog.text
+    other = store.create("p", "execute_code", None)
+    store.start(other, lambda: _result(10))
+    await other.done.wait()
+    assert other.status == "completed"
 
 
 async def _result(chars: int) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from jupyter_pair_mcp.adapters.rooms import RoomsAdapter
 from jupyter_pair_mcp.protocol.event_store import MemoryEventStore
 from jupyter_pair_mcp.protocol.listen import register_subscriptions
 from jupyter_pair_mcp.protocol.server import build_server, build_session_manager
-from jupyter_pair_mcp.protocol.sessions import ManagerRunner
+from jupyter_pair_mcp.protocol.sessions import ManagerRunner, ScopedSessionManager
 from jupyter_pair_mcp.render import ImageLimits
 from jupyter_pair_mcp.revisions import Revisions
 from jupyter_pair_mcp.services.actors import Actors
@@ -131,14 +131,17 @@ def build_endpoint(app: EndpointHost) -> Endpoint:
         max_session_bytes=app.event_store_max_session_bytes,
         max_total_bytes=app.event_store_max_bytes,
     )
-    manager = build_session_manager(
-        mcp_server,
-        event_store=event_store,
-        retry_interval_ms=app.sse_retry_interval or None,
-        session_idle_timeout=app.session_idle_timeout or None,
-        max_sessions=app.max_sessions or None,
-        max_sessions_per_principal=app.max_sessions_per_principal or None,
-        max_request_body_size=app.max_request_body_size,
-    )
+
+    def manager() -> ScopedSessionManager:  # the SDK runs a manager once: the runner builds another if one ends
+        return build_session_manager(
+            mcp_server,
+            event_store=event_store,
+            retry_interval_ms=app.sse_retry_interval or None,
+            session_idle_timeout=app.session_idle_timeout or None,
+            max_sessions=app.max_sessions or None,
+            max_sessions_per_principal=app.max_sessions_per_principal or None,
+            max_request_body_size=app.max_request_body_size,
+        )
+
     runner = ManagerRunner(manager, shutdown_timeout=app.shutdown_timeout)
     return Endpoint(mcp_server, tool_names, event_store, runner, tasks)

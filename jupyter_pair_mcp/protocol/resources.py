@@ -27,7 +27,6 @@ import binascii
 import json
 import logging
 import mimetypes
-import secrets
 from typing import Any
 from urllib.parse import quote
 
@@ -35,7 +34,6 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
-    INTERNAL_ERROR,
     INVALID_PARAMS,
     Annotations,
     ListResourcesResult,
@@ -50,7 +48,8 @@ from mcp_types import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from jupyter_pair_mcp.adapters.contents.adapter import Entry, matcher, walk_after
-from jupyter_pair_mcp.errors import InvalidArgument, NotFound, PairMCPError
+from jupyter_pair_mcp.errors import InvalidArgument, NotFound, PairMCPError, is_fault
+from jupyter_pair_mcp.protocol.faults import internal_error
 from jupyter_pair_mcp.protocol.resource_notebooks import Contents, Page, as_json, cell_contents, markdown, source_mime
 from jupyter_pair_mcp.protocol.resource_notebooks import page as read_page
 from jupyter_pair_mcp.protocol.subscriptions import ResourceRef, parse_uri
@@ -161,12 +160,10 @@ def register_resources(server: MCPServer, b: Backends) -> None:
             raise _protocol_error(exc) from None
         except MCPError:
             raise
-        except Exception:
-            ref_id = secrets.token_hex(4)
-            log.exception("MCP resource read failed (ref %s)", ref_id)
-            raise MCPError(
-                INTERNAL_ERROR, f"internal error (ref {ref_id}); the Jupyter server log has the details"
-            ) from None
+        except BaseException as exc:
+            if not is_fault(exc):  # cancelled, or the process is ending
+                raise
+            raise internal_error("MCP resource read", exc) from None
 
     async def list_resources(
         ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams

@@ -18,6 +18,7 @@ from jupyter_pair_mcp.adapters.rooms import awareness as aw
 from jupyter_pair_mcp.errors import PairMCPError
 from jupyter_pair_mcp.notices import CallNotices, current
 from jupyter_pair_mcp.protocol.event_store import MemoryEventStore
+from jupyter_pair_mcp.protocol.faults import ContainFaults
 from jupyter_pair_mcp.protocol.prompts import register_prompts
 from jupyter_pair_mcp.protocol.resources import register_resources
 from jupyter_pair_mcp.protocol.sessions import ScopedSessionManager
@@ -73,7 +74,7 @@ def build_server(
     specs = tool_specs(backends)
     enabled = list(groups)
     if test_fixtures:
-        specs.extend(conformance_tools())
+        specs.extend(conformance_tools(backends))
         enabled.append("testing")
     presence = backends.presence
     read_only_tools = {spec.name for spec in specs if spec.read_only}
@@ -117,6 +118,7 @@ def build_server(
             backends.audit.tool_call(actor, name, arguments, outcome, error, ms)
 
     names = register(server, specs, groups=enabled, read_only=read_only, on_call=touch, admit=admit, audit=audit)
+    server.middleware.append(ContainFaults())  # first: a failure anywhere below ends its request only
     server.middleware.append(StrictArguments(server.input_schema))
     if tasks is not None:  # after the argument check (a bad call is refused at once), before the notices
         permissions = {spec.name: spec.permission for spec in specs if spec.name in TASK_TOOLS and spec.name in names}

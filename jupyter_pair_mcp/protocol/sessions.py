@@ -2,10 +2,11 @@
 
 :class:`ScopedSessionManager` gives each stateful session its own view of the shared event store,
 so resumption never crosses sessions (see :mod:`jupyter_pair_mcp.protocol.event_store`), and releases
-the view when the session ends. :class:`ManagerRunner` owns the manager's ``run()`` context: the
-SDK allows entering it once, inside one task, so it lives in a dedicated task started lazily on
-the first request (pytest-jupyter never calls the extension's start hook) and closed with a
-bounded wait when the extension stops.
+the view when the session ends; its :class:`SessionTransport` keeps a failure that ends one session
+from ending the others. :class:`ManagerRunner` owns the manager's ``run()`` context: the SDK allows
+entering it once, inside one task, so it lives in a dedicated task started lazily on the first
+request (pytest-jupyter never calls the extension's start hook), started again with a new manager
+should it ever end on its own, and closed with a bounded wait when the extension stops.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 from uuid import uuid4
 
@@ -20,14 +23,41 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorizat
 from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.shared._stream_protocols import ReadStream, WriteStream
+from mcp.shared.message import SessionMessage
 from mcp_types import INTERNAL_ERROR, ErrorData, JSONRPCError
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from jupyter_pair_mcp.errors import is_fault
 from jupyter_pair_mcp.protocol.event_store import MemoryEventStore, ScopedEventStore
 from jupyter_pair_mcp.protocol.wholebody import WholeAnswers
 
 log = logging.getLogger(__name__)
+
+
+class SessionTransport(WholeAnswers):
+    """Our transport for one session: a failure that ends the session ends only it.
+
+    The SDK runs each session in a task of the manager's one task group and contains ``Exception`` there: any
+    other ``BaseException`` (a pycrdt panic in a handler, or in our event store as the session's message router
+    stores an answer) would cancel the group, every session and the manager with it. Every such failure passes
+    through this context (the session's streams), so here it is logged under a reference and goes no further:
+    the session is discarded as after any crash (its id answers 404), the others carry on.
+    """
+
+    @contextlib.asynccontextmanager
+    async def connect(
+        self,
+    ) -> AsyncGenerator[tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessage]], None]:
+        try:
+            async with super().connect() as streams:
+                yield streams
+        except BaseException as exc:
+            if not is_fault(exc):
+                raise
+            ref = secrets.token_hex(4)
+            log.error("An MCP session ended on a failure (ref %s); the other sessions carry on", ref, exc_info=exc)
 
 
 class ScopedSessionManager(StreamableHTTPSessionManager):
@@ -92,7 +122,7 @@ class ScopedSessionManager(StreamableHTTPSessionManager):
         with one JSON body (protocol/wholebody.py)."""
         if self.max_sessions is not None and len(self._server_instances) >= self.max_sessions:
             return None
-        transport = WholeAnswers(
+        transport = SessionTransport(
             mcp_session_id=uuid4().hex,
             is_json_response_enabled=self.json_response,
             event_store=self.event_store,
@@ -121,11 +151,21 @@ class ScopedSessionManager(StreamableHTTPSessionManager):
 
 
 class ManagerRunner:
-    """Keeps a session manager's ``run()`` context open in one long-lived task."""
+    """Keeps a session manager's ``run()`` context open in one long-lived task, and a new one if it ever ends.
 
-    def __init__(self, manager: ScopedSessionManager, *, shutdown_timeout: float = 5.0) -> None:
-        self.manager = manager
+    The SDK's manager runs every session in one task group: a failure that escapes a session's task (the SDK
+    contains ``Exception`` only) cancels the group and ends the manager, and a manager runs only once. Calls
+    are contained below it (protocol/faults.py, tools/registry.py), so this is the last line: the failure is
+    logged under a reference and the next request starts a new manager from ``build`` (the old one's sessions
+    are gone: their ids answer 404, and clients open new ones). A manager that fails to start is reported to
+    the requests waiting for it, and the next request tries again.
+    """
+
+    def __init__(self, build: Callable[[], ScopedSessionManager], *, shutdown_timeout: float = 5.0) -> None:
+        self.build = build
+        self.manager = build()
         self.shutdown_timeout = shutdown_timeout
+        self.restarts = 0  # managers started again after one ended on its own
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
@@ -136,12 +176,24 @@ class ManagerRunner:
         return self._task is not None and not self._task.done()
 
     async def ensure_started(self) -> None:
-        """Start the manager once; later calls wait for the first start to finish."""
+        """Start the manager once (again if it ended on its own); later calls wait for that start to finish."""
+        if self._task is not None and self._task.done() and not self._stop.is_set():
+            self._discard()  # it ended on its own (or failed to start): a new one
         if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._run(), name="jupyter-pair-mcp")
-        await self._ready.wait()
-        if self._failure is not None:
+            self._task = asyncio.get_running_loop().create_task(self._run(self._ready), name="jupyter-pair-mcp")
+        ready = self._ready
+        await ready.wait()
+        if self._failure is not None and ready is self._ready:
             raise RuntimeError("the MCP session manager failed to start") from self._failure
+
+    def _discard(self) -> None:
+        """Forget the ended manager: release its sessions' event-store views; the next one is built afresh."""
+        for view in self.manager._views.values():
+            view.release()
+        self.manager._views.clear()
+        self.manager = self.build()
+        self.restarts += 1
+        self._task, self._failure, self._ready = None, None, asyncio.Event()
 
     def user(self, principal: str) -> AuthenticatedUser:
         """The SDK's user for a request: sessions are bound to it, so another principal gets 404."""
@@ -153,10 +205,10 @@ class ManagerRunner:
 
     async def stop(self, timeout: float | None = None) -> None:
         """End every session and stream; never waits longer than ``timeout`` (default ``shutdown_timeout``)."""
+        self._stop.set()
         task = self._task
         if task is None or task.done():
             return
-        self._stop.set()
         bound = self.shutdown_timeout if timeout is None else timeout
         try:
             await asyncio.wait_for(asyncio.shield(task), bound)
@@ -166,18 +218,28 @@ class ManagerRunner:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
 
-    async def _run(self) -> None:
+    async def _run(self, ready: asyncio.Event) -> None:
+        started = False
         try:
             async with self.manager.run():
-                self._ready.set()
+                started = True
+                ready.set()
                 await self._stop.wait()
-        except BaseException as exc:  # report to waiters, then let the task end
-            self._failure = exc
-            self._ready.set()
-            if not isinstance(exc, Exception | asyncio.CancelledError):
-                raise
-            if not isinstance(exc, asyncio.CancelledError):
-                log.error("MCP session manager stopped with an error: %s", exc)
+        except BaseException as exc:
+            if not started:
+                self._failure = exc
+                ready.set()  # the requests waiting for the start are told
+            if not is_fault(exc):
+                raise  # cancelled (a stop that ran out of time), or the process is ending
+            ref = secrets.token_hex(4)
+            if started:
+                log.error(
+                    "The MCP session manager stopped (ref %s): its sessions ended; the next request starts a new one",
+                    ref,
+                    exc_info=exc,
+                )
+            else:
+                log.error("The MCP session manager failed to start (ref %s)", ref, exc_info=exc)
 
 
 def _opens_session(scope: Scope) -> bool:

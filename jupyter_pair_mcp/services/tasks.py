@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from jupyter_pair_mcp.errors import NotFound, PairMCPError, Unavailable
+from jupyter_pair_mcp.errors import NotFound, PairMCPError, Unavailable, is_fault
 from jupyter_pair_mcp.render import render_outputs
 
 log = logging.getLogger(__name__)
@@ -157,9 +157,11 @@ class TaskStore:
             self._finish(task, "cancelled", message="cancelled: the run was interrupted")
         except TaskFailed as exc:
             self._finish(task, "failed", error=exc.error, message=str(exc))
-        except Exception:
+        except BaseException as exc:
+            if not is_fault(exc):  # the process is ending
+                raise
             ref = secrets.token_hex(4)
-            log.exception("background task of %s failed (ref %s)", task.tool, ref)
+            log.error("background task of %s failed (ref %s)", task.tool, ref, exc_info=exc)
             message = f"internal error (ref {ref}); the Jupyter server log has the details"
             self._finish(task, "failed", error={"code": -32603, "message": message}, message=message)
         else:

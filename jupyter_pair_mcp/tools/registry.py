@@ -5,7 +5,8 @@ that, before it runs, the Jupyter authorizer is asked for the permission the too
 write on ``contents``, execute on ``kernels``); and so that, when it fails, a
 :class:`~jupyter_pair_mcp.errors.PairMCPError` becomes an ``isError`` result carrying its
 message while anything unexpected is logged here with its traceback and reaches the client only
-as "internal error" plus a reference to find it in the log.
+as "internal error" plus a reference to find it in the log: any :func:`~jupyter_pair_mcp.errors.is_fault`,
+``BaseException`` included (a Rust panic in pycrdt), so one failing call never ends more than itself.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from mcp_types import ToolAnnotations
 from jupyter_pair_mcp.adapters.contents.adapter import ContentsAdapter
 from jupyter_pair_mcp.adapters.kernels.adapter import KernelsAdapter
 from jupyter_pair_mcp.adapters.rooms import RoomsAdapter
-from jupyter_pair_mcp.errors import PairMCPError, PermissionDenied
+from jupyter_pair_mcp.errors import PairMCPError, PermissionDenied, is_fault
 from jupyter_pair_mcp.groups import GROUPS
 from jupyter_pair_mcp.render import ImageLimits
 from jupyter_pair_mcp.request_state import STATE_HANDLER, STATE_USER
@@ -207,10 +208,12 @@ def _guarded(
         except (ToolError, MCPError):
             outcome, error = "error", "tool_error"
             raise  # already shaped for the client (tool error or JSON-RPC error)
-        except Exception:
+        except BaseException as exc:
+            if not is_fault(exc):  # cancelled, or the process is ending
+                raise
             outcome, error = "error", "internal"
             ref = secrets.token_hex(4)
-            log.exception("MCP tool %s failed (ref %s)", spec.name, ref)
+            log.error("MCP tool %s failed (ref %s)", spec.name, ref, exc_info=exc)
             raise ToolError(
                 f"internal error in {spec.name} (ref {ref}); the Jupyter server log has the details"
             ) from None

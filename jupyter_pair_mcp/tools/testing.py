@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated
 
+import pycrdt
 from mcp.server.mcpserver import Context
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
@@ -17,12 +18,12 @@ from pydantic import Field
 
 from jupyter_pair_mcp.errors import InvalidArgument
 from jupyter_pair_mcp.models.results import FixtureResult
-from jupyter_pair_mcp.tools.registry import ToolSpec
+from jupyter_pair_mcp.tools.registry import Backends, ToolSpec
 
 READ = ("read", "contents")
 
 
-def conformance_tools() -> list[ToolSpec]:
+def conformance_tools(b: Backends) -> list[ToolSpec]:
     async def test_reconnection(ctx: Context) -> FixtureResult:
         """Close this call's SSE stream mid-call, then answer: the client must resume to get the result."""
         await asyncio.sleep(0.05)
@@ -56,8 +57,23 @@ def conformance_tools() -> list[ToolSpec]:
             )
         return FixtureResult(message="sampling capability declared")
 
+    async def test_panic(
+        ctx: Context, path: Annotated[str, Field(description="A text file to open live.")]
+    ) -> FixtureResult:
+        """Make pycrdt panic inside a transaction on the file's live document (deletes past its end).
+
+        A Rust panic reaches Python as pyo3's ``PanicException``, a ``BaseException``: the call must end in an
+        internal error while the endpoint serves on."""
+        view = await b.rooms.text(await b.contents.require(path, "file"))
+        text = view.ydoc.get("source", type=pycrdt.Text)
+        end = len(text)
+        with view.ydoc.transaction():
+            del text[end + 5 : end + 7]  # yrs panics: "Couldn't remove 2 elements", removing none
+        return FixtureResult(message="pycrdt did not panic")
+
     return [
         ToolSpec(test_missing_capability, "testing", "Fixture: capability check", READ, read_only=True),
         ToolSpec(test_reconnection, "testing", "Fixture: SSE reconnection", READ, read_only=True),
         ToolSpec(test_progress_stream, "testing", "Fixture: progress stream", READ, read_only=True),
+        ToolSpec(test_panic, "testing", "Fixture: a Rust panic in a live document", READ, read_only=True),
     ]

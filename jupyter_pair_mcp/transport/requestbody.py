@@ -13,13 +13,19 @@ the worst case): bodies above :data:`INLINE_BYTES` are read in a worker thread, 
 never holds the event loop. The SDK then parses the body again, on the loop (its transports take bytes), and
 its cost grows with the number of values, not the bytes: 4 MiB of tiny objects held the loop ~100 ms there.
 So a body of more than :data:`MAX_VALUES` JSON values is refused too: no tool needs that many, and what the
-SDK parses on the loop stays bounded by count as well as by bytes.
+SDK parses on the loop stays bounded by count as well as by bytes. And one nesting deeper than
+:data:`MAX_DEPTH`: Python's parser raises ``RecursionError`` near 1 000 levels (a 2 KB body), which a handler
+that catches ``ValueError`` lets through as a 500 with a traceback in the log, per request.
+
+:func:`load` is that bounded parse, for every JSON body the extension reads (``/mcp`` here, the panel's REST
+API in rest.py): a body over a bound is refused with a message naming it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +37,15 @@ INVALID_REQUEST = -32600
 
 #: JSON values (objects, arrays, strings, numbers, ...) one request may hold.
 MAX_VALUES = 100_000
+
+#: How deep objects and arrays may nest in a request body: where the SDK's own parser (jiter) stops too, so what it
+#: would take is taken here; no tool's arguments come near.
+MAX_DEPTH = 200
+
+TOO_MANY = f"the request holds more than {MAX_VALUES} JSON values; send the work in smaller calls"
+TOO_DEEP = (
+    f"the request body nests objects and arrays more than {MAX_DEPTH} levels deep (the limit); send a flatter one"
+)
 
 _KEY_SHOWN = 64  # characters of a repeated key the message quotes (a key may be megabytes long)
 
@@ -73,12 +88,37 @@ class _Pairs:
         return built
 
 
-def refusal(body: bytes) -> Refusal | None:
-    """Why ``body`` must not reach the SDK (a repeated key, an id MCP does not allow), or None."""
-    pairs = _Pairs()
+class Oversized(ValueError):
+    """A body nests deeper than :data:`MAX_DEPTH` or holds more than :data:`MAX_VALUES` values: ``str()`` names
+    the limit; ``message`` is what was parsed (None when the parser gave up on the depth)."""
+
+    def __init__(self, reason: str, message: Any = None) -> None:
+        super().__init__(reason)
+        self.message = message
+
+
+def load(body: bytes, object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None) -> Any:
+    """``json.loads`` of a request body within the bounds: :class:`Oversized` past one, another ``ValueError`` for
+    a body that is not JSON. Never a ``RecursionError``."""
     try:
-        message = json.loads(body, object_pairs_hook=pairs)
-    except (ValueError, RecursionError):
+        message = json.loads(body, object_pairs_hook=object_pairs_hook)
+    except RecursionError:
+        raise Oversized(TOO_DEEP) from None
+    reason = _over(message)
+    if reason is not None:
+        raise Oversized(reason, message)
+    return message
+
+
+def refusal(body: bytes) -> Refusal | None:
+    """Why ``body`` must not reach the SDK (a repeated key, an id MCP does not allow, a bound), or None."""
+    pairs = _Pairs()
+    oversized: Oversized | None = None
+    try:
+        message = load(body, object_pairs_hook=pairs)
+    except Oversized as exc:
+        oversized, message = exc, exc.message
+    except ValueError:
         return None  # not JSON: the SDK answers its parse error
     if pairs.repeated is not None:
         key = pairs.repeated
@@ -89,29 +129,30 @@ def refusal(body: bytes) -> Refusal | None:
             "meaning: send each key once",
             request_id,
         )
-    if _values_over(message, MAX_VALUES):
-        return Refusal(
-            f"Invalid Request: the request holds more than {MAX_VALUES} JSON values; send the work in smaller calls",
-            _valid_id(message),
-        )
+    if oversized is not None:
+        return Refusal(f"Invalid Request: {oversized}", _valid_id(message))
     problem = _invalid_id(message)
     return Refusal(problem) if problem is not None else None
 
 
-def _values_over(message: Any, limit: int) -> bool:
-    """Whether ``message`` holds more than ``limit`` JSON values (a walk that stops at the limit)."""
-    count = 0
-    stack = [message]
-    while stack:
-        value = stack.pop()
-        count += 1
-        if count > limit:
-            return True
-        if isinstance(value, dict):
-            stack.extend(value.values())
-        elif isinstance(value, list):
-            stack.extend(value)
-    return False
+def _over(message: Any) -> str | None:
+    """Which bound ``message`` is past, if any: a walk level by level that stops at the first one crossed."""
+    count, depth, level = 0, 0, [message]
+    while level:
+        depth += 1
+        count += len(level)
+        if count > MAX_VALUES:
+            return TOO_MANY
+        if depth > MAX_DEPTH and any(isinstance(value, dict | list) for value in level):
+            return TOO_DEEP
+        below: list[Any] = []
+        for value in level:
+            if isinstance(value, dict):
+                below.extend(value.values())
+            elif isinstance(value, list):
+                below.extend(value)
+        level = below
+    return None
 
 
 async def check(body: bytes) -> Refusal | None:

@@ -24,6 +24,7 @@ from tornado import web
 
 from jupyter_pair_mcp.errors import Conflict, InvalidArgument, NotFound, PairMCPError, PermissionDenied, Unavailable
 from jupyter_pair_mcp.services.steering import DEFAULT_ACTIVITY_LIMIT, Person, Steering, refuse_stop
+from jupyter_pair_mcp.transport.requestbody import Oversized, load
 from jupyter_pair_mcp.transport.scrub import ScrubbedLogs
 
 log = logging.getLogger(__name__)
@@ -82,9 +83,11 @@ class _Handler(ScrubbedLogs, APIHandler):
         if len(raw) > MAX_BODY:
             raise InvalidArgument(f"the request body is larger than {MAX_BODY} bytes")
         try:
-            value = json.loads(raw or b"{}", object_pairs_hook=_one_meaning)
+            value = load(raw or b"{}", object_pairs_hook=_one_meaning)
         except _Repeated as exc:
             raise InvalidArgument(f"the key {str(exc)[:40]!r} appears more than once in one object") from None
+        except Oversized as exc:  # too deep: Python's parser would raise RecursionError (a 500)
+            raise InvalidArgument(str(exc)) from None
         except ValueError:
             raise InvalidArgument('the request body is not JSON: send an object like {"path": "a.ipynb"}') from None
         if not isinstance(value, dict):

@@ -7,7 +7,8 @@ document about nine times cheaper (~2.5 ns per byte). So a scan encodes the docu
 is then converted in place (cheaper than any hand-off), a bigger one's update goes to a worker process that
 rebuilds the document, converts it and runs the scan there: the loop pays the encoding only, and no other
 thread of Jupyter holds the GIL for the scan. The pool is spawned on first need, one process by default
-(``JupyterPairMCP.scan_processes``); 0 keeps every scan in the server's process (worker threads).
+(``JupyterPairMCP.scan_processes``); 0 keeps every scan in the server's process (worker threads). A worker
+watches the server process and ends with it, however the server ends (:func:`_exit_with`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ import asyncio
 import contextlib
 import logging
 import multiprocessing
+import multiprocessing.connection
+import os
 import signal
+import threading
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -58,9 +62,22 @@ def _scan_update(update: bytes, fn: Callable[..., T], args: tuple[Any, ...], kwa
     return fn(cells_snapshot(ydoc), *args, **kwargs)
 
 
-def _quiet_worker() -> None:
-    """A worker ignores Ctrl-C (the server in front of it handles the interrupt and shuts the pool down)."""
+def _worker_start() -> None:
+    """In a new worker: ignore Ctrl-C (the server in front of it handles the interrupt and shuts the pool down),
+    and end when the server process ends, however it ends."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        threading.Thread(target=_exit_with, args=(parent.sentinel,), name="jnmcp-scan-parent", daemon=True).start()
+
+
+def _exit_with(sentinel: int) -> None:
+    """End this worker once ``sentinel`` is ready: the parent's end of the pipe multiprocessing spawned it through
+    closed, which the kernel does when the parent process ends for any reason (SIGKILL included, where no code of
+    the server runs to stop its pool). A worker waiting for work holds its task queue open and never noticed.
+    With the worker gone, multiprocessing's resource tracker sees the last holder of its pipe go and ends too."""
+    multiprocessing.connection.wait([sentinel])
+    os._exit(0)  # at once: nothing here is the server's to finish, and it is gone
 
 
 class Scanner:
@@ -108,7 +125,7 @@ class Scanner:
         if self._pool is None:
             # spawn, never fork: the server runs threads (a forked copy of their locks can deadlock).
             context = multiprocessing.get_context("spawn")
-            self._pool = ProcessPoolExecutor(self.processes, mp_context=context, initializer=_quiet_worker)
+            self._pool = ProcessPoolExecutor(self.processes, mp_context=context, initializer=_worker_start)
         return self._pool
 
     async def close(self, timeout: float = 5.0) -> None:
