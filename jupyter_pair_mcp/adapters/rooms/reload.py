@@ -141,7 +141,9 @@ def _apply_notebook(document: Any, live_ids: list[str], ours: dict[str, Any], ta
             before = read.get(cell_id)
             if before is not None and before != cell and cell_id in position:
                 _update_cell(document, ycells, position[cell_id], before, cell)
-        _arrange(document, ycells, live, [c["id"] for c in target["cells"]], wanted)
+        # A cell of the read that is gone now was deleted since (by a person): it is not brought back.
+        order = [c["id"] for c in target["cells"] if c["id"] in position or c["id"] not in read]
+        _arrange(document, ycells, live, order, wanted)
 
 
 def _update_cell(document: Any, ycells: Any, at: int, before: dict[str, Any], cell: dict[str, Any]) -> None:
