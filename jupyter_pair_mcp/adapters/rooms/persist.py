@@ -24,8 +24,7 @@ from tornado.web import HTTPError
 
 from jupyter_pair_mcp.adapters.rooms.diskmerge import Merged
 from jupyter_pair_mcp.adapters.rooms.reload import merge_reload
-from jupyter_pair_mcp.adapters.rooms.saving import SaveState, read_for_write, state_of
-from jupyter_pair_mcp.adapters.rooms.snapshot import is_notebook, notebook_content, notebook_json
+from jupyter_pair_mcp.adapters.rooms.saving import SaveState, convert, read_for_write, state_of, take
 from jupyter_pair_mcp.errors import Conflict, NotFound, PermissionDenied, Unavailable
 
 log = logging.getLogger(__name__)
@@ -125,34 +124,20 @@ async def reload_now(room: Any) -> None:
 
 
 async def _read(room: Any, state: SaveState | None) -> tuple[Any, bytes]:
-    """The document's content for its file, and its state as a Yjs update (the next merge's base), read together.
-
-    Under the room's update lock (a load of the file ends first) for one step: the update is encoded (pycrdt,
-    ~2.5 ns a byte) and, for a small document, its JSON taken. A big notebook is converted from the update in the
-    scan worker process (``state.reader``), so the loop pays the encoding only; a small one in a worker thread
-    (:func:`.snapshot.document_content`'s way). Raises TimeoutError when a load holds the lock past LOAD_WAIT.
-    """
-    document, lock = room._document, room._update_lock
+    """The document's content for its file and its state as a Yjs update (the next merge's base), read together,
+    under the room's update lock (a load of the file ends first; TimeoutError past LOAD_WAIT)."""
+    lock = room._update_lock
     await asyncio.wait_for(lock.acquire(), LOAD_WAIT)
     try:
-        update = bytes(room.ydoc.get_update())
+        update, taken = take(room, state)
         read_for_write(room)
-        if not is_notebook(document):
-            return document.get(), update
-        reader = state.reader if state is not None else None
-        texts = None if reader is not None and reader.big(update) else notebook_json(document)
     finally:
         lock.release()
-    content = await (reader.read(update) if texts is None and reader is not None else to_content(texts))
+    content = await convert(room, state, update, taken)
     if content is None:  # repeated cell ids: get() repairs them in the live document
         async with lock:
-            content = document.get()
+            content = room._document.get()
     return content, update
-
-
-async def to_content(texts: tuple[str, str] | None) -> Any:
-    assert texts is not None
-    return await asyncio.to_thread(notebook_content, *texts)
 
 
 async def _reload(room: Any, path: str) -> Merged | None:

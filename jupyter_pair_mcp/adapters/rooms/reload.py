@@ -23,8 +23,8 @@ from pycrdt import Doc, Map, Text
 from jupyter_pair_mcp.adapters.rooms.diskmerge import Merged, merge_notebook, merge_text
 from jupyter_pair_mcp.adapters.rooms.linear_ydoc import read_update
 from jupyter_pair_mcp.adapters.rooms.merge import MergeConflict, apply_hunks, diff, rebase
-from jupyter_pair_mcp.adapters.rooms.saving import state_of
-from jupyter_pair_mcp.adapters.rooms.snapshot import is_notebook, notebook_content, notebook_json
+from jupyter_pair_mcp.adapters.rooms.saving import SaveState, convert, state_of, take
+from jupyter_pair_mcp.adapters.rooms.snapshot import is_notebook
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +41,13 @@ def _text_of(update: bytes) -> str:
     return str(doc.get("source", type=Text))
 
 
-def _base_of(update: bytes, notebook: bool) -> Any:
-    return read_update(update, True) if notebook else _text_of(update)
+async def _base(state: SaveState, update: bytes, notebook: bool) -> Any:
+    """The base's content from its update: a big notebook in the scan worker, the rest in a thread."""
+    if not notebook:
+        return await asyncio.to_thread(_text_of, update)
+    if state.reader is not None and state.reader.big(update):
+        return await state.reader.read(update)
+    return await asyncio.to_thread(read_update, update, True)
 
 
 async def merge_reload(room: Any, ids: CellIds) -> Merged | None:
@@ -66,20 +71,13 @@ async def merge_reload(room: Any, ids: CellIds) -> Merged | None:
     notebook = is_notebook(document)
     state = state_of(room)
     async with room._update_lock:  # as upstream's reload: no autosave starts while the room is rewritten
-        if notebook:
-            cells_text, meta_text = notebook_json(document)
-        else:
-            ours_text = document.get()
-        base_update = state.base if state is not None else None
-        base_content = getattr(state, "base_content", None) if state is not None else None
-        if notebook:
-            ours = await asyncio.to_thread(notebook_content, cells_text, meta_text)
-            if ours is None:
-                ours = document.get()
-        else:
-            ours = ours_text
-        if base_content is None and base_update is not None:
-            base_content = await asyncio.to_thread(_base_of, base_update, notebook)
+        update, taken = take(room, state)
+        ours = await convert(room, state, update, taken)
+        if ours is None:  # repeated cell ids: get() repairs them in the live document
+            ours = document.get()
+        base_content = state.base_content if state is not None else None
+        if base_content is None and state is not None and state.base is not None:
+            base_content = await _base(state, state.base, notebook)
         merge: Callable[[Any, Any, Any], Merged] = merge_notebook if notebook else merge_text
         merged = await asyncio.to_thread(merge, base_content, ours, theirs)
         if state is not None:

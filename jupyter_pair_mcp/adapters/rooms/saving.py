@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from jupyter_pair_mcp.adapters.rooms.snapshot import is_notebook, notebook_content, notebook_json
 from jupyter_pair_mcp.errors import Conflict
 
 log = logging.getLogger(__name__)
@@ -151,6 +152,28 @@ async def autosave(room: Any, previous: asyncio.Task[None] | None, save_now: boo
             state.writing = None
 
 
+def take(room: Any, state: SaveState | None) -> tuple[bytes, Any]:
+    """In one step, with the room's update lock held: the document's state as a Yjs update (pycrdt, ~2.5 ns a
+    byte) and what :func:`convert` makes its content from: a text's string, a small notebook's JSON texts, or
+    nothing for a big notebook (converted from the update in the scan worker: the loop pays the encoding only)."""
+    document = room._document
+    update = bytes(room.ydoc.get_update())
+    if not is_notebook(document):
+        return update, document.get()
+    reader = state.reader if state is not None else None
+    return update, (None if reader is not None and reader.big(update) else notebook_json(document))
+
+
+async def convert(room: Any, state: SaveState | None, update: bytes, taken: Any) -> Any | None:
+    """The content :func:`take` read, as ``document.get()`` gives it (None: repeated cell ids, read it in place)."""
+    if not is_notebook(room._document):
+        return taken
+    if taken is None:
+        assert state is not None and state.reader is not None
+        return await state.reader.read(update)
+    return await asyncio.to_thread(notebook_content, *taken)
+
+
 def _path(room: Any) -> str:
     try:
         return str(room._file.path)
@@ -168,4 +191,4 @@ def _emit(room: Any, level: str, action: str | None, msg: str) -> None:
         log.debug("emitting a room event failed", exc_info=True)
 
 
-__all__ = ["SaveState", "adopt", "autosave", "read_for_write", "state_of"]
+__all__ = ["Reader", "SaveState", "adopt", "autosave", "convert", "read_for_write", "state_of", "take"]
