@@ -363,3 +363,34 @@ async def test_a_stopped_gateway_is_a_tool_error_naming_it_and_the_server_keeps_
         assert (again["execution_count"], again["outputs"][0]["text"]) == (1, "2"), "a new kernel"
         sessions = [s for s in await api.get("sessions") if s["path"] == path]
         assert [s["kernel"]["id"] for s in sessions] == [k["id"] for k in await api.gateway_kernels()]
+
+
+async def test_a_run_cut_off_by_the_gateway_says_it_began_and_what_stayed(
+    mcp_client: Any, make_notebook: Any, collaborator: Any, gateway: Gateway
+) -> None:
+    # Thirty iterations, printing and sleeping; the sixth waits for a file that never comes: the gateway goes away
+    # once the test saw six lines in the room.
+    loop = (
+        "import os, time\nfor i in range(30):\n    print(i, flush=True)\n    time.sleep(0.01)\n"
+        "    while i == 5 and not os.path.exists('never'):\n        time.sleep(0.01)"
+    )
+    path = make_notebook("cut.ipynb", code(loop))
+    printed = "".join(f"{i}\n" for i in range(6))
+    async with mcp_client() as client, collaborator(path) as human:
+        run = asyncio.ensure_future(
+            within(client.call_tool("execute_notebook_cell", {"path": path, "cell_id": "k0", "timeout": 60}), 90)
+        )
+        await human.wait_until(lambda: _stream_text(human) == printed, limit=60)
+        await asyncio.to_thread(gateway.kill)  # the gateway crashes during the run
+        try:
+            result = await run
+            assert result.is_error
+            message = result.content[0].text
+            assert f"the kernel gateway at 127.0.0.1:{gateway.port} failed" in message, message
+            assert "the run was cut off after it began" in message, message
+            assert "nothing was run" not in message, message
+            assert "The 6 outputs it sent until then stayed in the cell (the last line: '5')" in message, message
+            await human.wait_until(lambda: human.execution_state(0) != "running", limit=10)
+            assert _stream_text(human) == printed
+        finally:
+            await asyncio.to_thread(gateway.start)  # back for the server's cleanup (it shuts kernels down there)

@@ -81,9 +81,9 @@ def failure(where: str, exc: BaseException, began: bool | None = None) -> Kernel
     else:
         how = f"the connection to it failed ({type(exc).__name__})"
     return KernelGatewayError(
-        f"the kernel gateway at {where} failed ({how}): check that the gateway is running and reachable from "
-        f"the Jupyter server, and the server's --gateway-url and GatewayClient settings (auth token, timeouts); "
-        f"{cut_off(began)}"
+        f"the kernel gateway at {where} failed ({how}): {cut_off(began)}; check that the gateway is running and "
+        "reachable from the Jupyter server, and the server's --gateway-url and GatewayClient settings (auth token, "
+        "timeouts)"
     )
 
 

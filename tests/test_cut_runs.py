@@ -1,12 +1,15 @@
-"""A kernel restart while agents run cells: their runs end with a tool error that says so, their sessions live.
+"""Runs cut off before their end: the call is a tool error that says how far the run got, and the agent goes on.
 
-Three real MCP clients on one notebook: two run long cells (one in the kernel, one queued behind it), the third
-restarts the kernel. A restart from JupyterLab (the kernels REST API) ends a run the same way.
+A kernel restart while agents run cells: three real MCP clients on one notebook, two run long cells (one in the
+kernel, one queued behind it), the third restarts the kernel; their runs end with an error naming who restarted
+it, and their sessions live. A restart from JupyterLab (the kernels REST API) ends a run the same way, and a
+kernel that dies mid-run says what stayed in the cell. (A kernel gateway going away mid-run: tests/test_gateway.py.)
 """
 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -96,3 +99,34 @@ async def test_a_restart_from_jupyterlab_ends_a_run_with_an_error_that_says_so(
         assert "the kernel was restarted" in message and "JupyterLab" in message, message
         again = await call_tool(a, "execute_notebook_cell", path=path, cell_id="c", timeout=60)
         assert again["outputs"][0]["text"] == "2"
+
+
+async def test_a_kernel_dying_mid_run_says_the_run_was_cut_off_and_what_stayed(
+    mcp_client: Any, make_notebook: Any, collaborator: Any, jp_root_dir: Path
+) -> None:
+    # Six iterations print; the kernel exits once the test saw them in the room (a print just before os._exit
+    # could die in the kernel's socket).
+    dies = (
+        "import os, time\nfor i in range(30):\n    print(i, flush=True)\n    time.sleep(0.01)\n    if i == 5:\n"
+        "        while not os.path.exists('die'):\n            time.sleep(0.01)\n        os._exit(1)"
+    )
+    path = make_notebook("dies.ipynb", [{"cell_type": "code", "source": dies, "id": "d"}])
+    async with collaborator(path) as human, mcp_client() as client:
+        run = asyncio.ensure_future(client.call_tool("execute_notebook_cell", {"path": path, "cell_id": "d"}))
+        printed = "".join(f"{i}\n" for i in range(6))
+        await human.wait_until(lambda: _text(human) == printed, limit=60)
+        (jp_root_dir / "die").write_text("")
+        result = await within(run, 60)
+        assert result.is_error, result.structured_content
+        message = result.content[0].text
+        assert "the kernel died while running the cell" in message, message
+        assert "the run was cut off after it began" in message, message
+        assert "The 6 outputs it sent until then stayed in the cell (the last line: '5')" in message, message
+        assert "not run" not in message, message
+        await human.wait_until(lambda: human.execution_state(0) == "idle", limit=30)
+        assert _text(human) == printed
+
+
+def _text(human: Any) -> str:
+    outputs = human.cells()[0].get("outputs") or []
+    return str(outputs[0].get("text", "")) if outputs else ""
