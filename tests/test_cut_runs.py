@@ -130,3 +130,24 @@ async def test_a_kernel_dying_mid_run_says_the_run_was_cut_off_and_what_stayed(
 def _text(human: Any) -> str:
     outputs = human.cells()[0].get("outputs") or []
     return str(outputs[0].get("text", "")) if outputs else ""
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_cancellation_from_inside_the_server_is_a_tool_error_and_the_session_lives(
+    mode: str, mcp_client: Any, extension: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CancelledError that is not the call's own cancellation (a future someone else cancelled, as closing a
+    kernel client's sockets under a run did) must not escape a tool: the SDK would end the agent's session."""
+
+    async def cancelled_inside() -> Any:
+        future = asyncio.get_running_loop().create_future()
+        future.cancel()
+        return await future
+
+    async with mcp_client(mode=mode) as client:
+        monkeypatch.setattr(extension.kernels, "running", cancelled_inside)
+        result = await within(client.call_tool("list_kernels", {}))
+        assert result.is_error, result.structured_content
+        assert "internal error in list_kernels" in result.content[0].text
+        monkeypatch.undo()
+        assert (await call_tool(client, "list_kernels"))["kernels"] == []

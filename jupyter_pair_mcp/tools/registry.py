@@ -10,6 +10,7 @@ as "internal error" plus a reference to find it in the log.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 import logging
@@ -207,6 +208,18 @@ def _guarded(
         except (ToolError, MCPError):
             outcome, error = "error", "tool_error"
             raise  # already shaped for the client (tool error or JSON-RPC error)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is None or task.cancelling():
+                raise  # the call itself was cancelled: the client gave up, or the server is stopping
+            # A future someone else cancelled (a socket closed under an await): escaping, it would end the
+            # client's MCP session in the SDK (-32000 "Connection closed", then 404 for every later request).
+            outcome, error = "error", "internal"
+            ref = secrets.token_hex(4)
+            log.warning("MCP tool %s was cancelled from inside the server (ref %s)", spec.name, ref, exc_info=True)
+            raise ToolError(
+                f"internal error in {spec.name} (ref {ref}); the Jupyter server log has the details"
+            ) from None
         except Exception:
             outcome, error = "error", "internal"
             ref = secrets.token_hex(4)
