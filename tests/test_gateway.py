@@ -16,6 +16,7 @@ import pytest
 from jupyter_client.session import Session
 from jupyter_server.gateway.gateway_client import GatewayClient
 from jupyter_server.gateway.managers import GatewayMappingKernelManager
+from mcp_types import Implementation
 from pycrdt import Map
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
@@ -394,3 +395,34 @@ async def test_a_run_cut_off_by_the_gateway_says_it_began_and_what_stayed(
             assert _stream_text(human) == printed
         finally:
             await asyncio.to_thread(gateway.start)  # back for the server's cleanup (it shuts kernels down there)
+
+
+@pytest.mark.parametrize("by", ["agent", "jupyterlab"])
+async def test_a_restart_ends_a_run_on_a_gateway_kernel_with_an_error_that_says_so(
+    by: str, mcp_client: Any, make_notebook: Any, collaborator: Any, api: Api
+) -> None:
+    long = "import time\nfor i in range(6000):\n    print(i, flush=True)\n    time.sleep(0.05)"
+    path = make_notebook("restarted.ipynb", code(long, "1 + 1"))
+    restarter = Implementation(name="restarter", title="Restarter", version="1")
+    async with (
+        mcp_client() as client,
+        mcp_client(client_info=restarter) as other,
+        collaborator(path) as human,
+    ):
+        await call_tool(client, "execute_notebook_cell", path=path, cell_id="k1", timeout=60)
+        run = asyncio.ensure_future(
+            within(client.call_tool("execute_notebook_cell", {"path": path, "cell_id": "k0", "timeout": 60}), 90)
+        )
+        await human.wait_until(lambda: bool(human.cells()[0]["outputs"]), limit=60)
+        if by == "agent":
+            await call_tool(other, "restart_notebook_kernel", path=path)
+        else:
+            kernel_id = (await api.gateway_kernels())[0]["id"]
+            await api.post(f"kernels/{kernel_id}/restart", {})
+        result = await run
+        assert result.is_error, result.structured_content
+        message = result.content[0].text
+        expected = "restarted by Restarter" if by == "agent" else "restarted from JupyterLab"
+        assert expected in message and "cut off after it began" in message, message
+        again = await call_tool(client, "execute_notebook_cell", path=path, cell_id="k1", timeout=60)
+        assert again["outputs"][0]["text"] == "2"
