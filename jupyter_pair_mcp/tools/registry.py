@@ -173,6 +173,23 @@ def describe(fn: Callable[..., Any]) -> str:
     return " ".join(inspect.cleandoc(fn.__doc__ or "").split())
 
 
+async def _own_cancellation_only(call: Awaitable[Any]) -> Any:
+    """Await a tool's body; a cancellation that is not the call's own is a failure of the call.
+
+    The SDK takes a ``CancelledError`` out of a tool for the request's (or the server's) cancellation: in the
+    handshake era it ends the client's MCP session (-32000 "Connection closed", then 404 for every later
+    request). One raised by a future someone else cancelled (a kernel client's sockets closed under a run's
+    await) while this call's task is not being cancelled becomes a ``RuntimeError``: an internal tool error.
+    """
+    try:
+        return await call
+    except asyncio.CancelledError as exc:
+        task = asyncio.current_task()
+        if task is None or task.cancelling():
+            raise  # the call itself was cancelled: the client gave up, or the server is stopping
+        raise RuntimeError("a cancellation from inside the server, not the call's") from exc
+
+
 def _guarded(
     spec: ToolSpec, on_call: OnCall | None = None, admit: Admit | None = None, audit: Audit | None = None
 ) -> Callable[..., Awaitable[Any]]:
@@ -198,7 +215,7 @@ def _guarded(
                     done = on_call(ctx)
                 except Exception:  # bookkeeping must never fail the call
                     log.exception("per-call hook failed for %s", spec.name)
-            result = await spec.fn(**kwargs)
+            result = await _own_cancellation_only(spec.fn(**kwargs))
             outcome, error = "ok", None
             return result
         except PairMCPError as exc:
@@ -208,18 +225,6 @@ def _guarded(
         except (ToolError, MCPError):
             outcome, error = "error", "tool_error"
             raise  # already shaped for the client (tool error or JSON-RPC error)
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if task is None or task.cancelling():
-                raise  # the call itself was cancelled: the client gave up, or the server is stopping
-            # A future someone else cancelled (a socket closed under an await): escaping, it would end the
-            # client's MCP session in the SDK (-32000 "Connection closed", then 404 for every later request).
-            outcome, error = "error", "internal"
-            ref = secrets.token_hex(4)
-            log.warning("MCP tool %s was cancelled from inside the server (ref %s)", spec.name, ref, exc_info=True)
-            raise ToolError(
-                f"internal error in {spec.name} (ref {ref}); the Jupyter server log has the details"
-            ) from None
         except Exception:
             outcome, error = "error", "internal"
             ref = secrets.token_hex(4)
