@@ -16,6 +16,7 @@ import pytest
 from jupyter_client.session import Session
 from jupyter_server.gateway.gateway_client import GatewayClient
 from jupyter_server.gateway.managers import GatewayMappingKernelManager
+from mcp_types import Implementation
 from pycrdt import Map
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
@@ -363,3 +364,65 @@ async def test_a_stopped_gateway_is_a_tool_error_naming_it_and_the_server_keeps_
         assert (again["execution_count"], again["outputs"][0]["text"]) == (1, "2"), "a new kernel"
         sessions = [s for s in await api.get("sessions") if s["path"] == path]
         assert [s["kernel"]["id"] for s in sessions] == [k["id"] for k in await api.gateway_kernels()]
+
+
+async def test_a_run_cut_off_by_the_gateway_says_it_began_and_what_stayed(
+    mcp_client: Any, make_notebook: Any, collaborator: Any, gateway: Gateway
+) -> None:
+    # Thirty iterations, printing and sleeping; the sixth waits for a file that never comes: the gateway goes away
+    # once the test saw six lines in the room.
+    loop = (
+        "import os, time\nfor i in range(30):\n    print(i, flush=True)\n    time.sleep(0.01)\n"
+        "    while i == 5 and not os.path.exists('never'):\n        time.sleep(0.01)"
+    )
+    path = make_notebook("cut.ipynb", code(loop))
+    printed = "".join(f"{i}\n" for i in range(6))
+    async with mcp_client() as client, collaborator(path) as human:
+        run = asyncio.ensure_future(
+            within(client.call_tool("execute_notebook_cell", {"path": path, "cell_id": "k0", "timeout": 60}), 90)
+        )
+        await human.wait_until(lambda: _stream_text(human) == printed, limit=60)
+        await asyncio.to_thread(gateway.kill)  # the gateway crashes during the run
+        try:
+            result = await run
+            assert result.is_error
+            message = result.content[0].text
+            assert f"the kernel gateway at 127.0.0.1:{gateway.port} failed" in message, message
+            assert "the run was cut off after it began" in message, message
+            assert "nothing was run" not in message, message
+            assert "The 6 outputs it sent until then stayed in the cell (the last line: '5')" in message, message
+            await human.wait_until(lambda: human.execution_state(0) != "running", limit=10)
+            assert _stream_text(human) == printed
+        finally:
+            await asyncio.to_thread(gateway.start)  # back for the server's cleanup (it shuts kernels down there)
+
+
+@pytest.mark.parametrize("by", ["agent", "jupyterlab"])
+async def test_a_restart_ends_a_run_on_a_gateway_kernel_with_an_error_that_says_so(
+    by: str, mcp_client: Any, make_notebook: Any, collaborator: Any, api: Api
+) -> None:
+    long = "import time\nfor i in range(6000):\n    print(i, flush=True)\n    time.sleep(0.05)"
+    path = make_notebook("restarted.ipynb", code(long, "1 + 1"))
+    restarter = Implementation(name="restarter", title="Restarter", version="1")
+    async with (
+        mcp_client() as client,
+        mcp_client(client_info=restarter) as other,
+        collaborator(path) as human,
+    ):
+        await call_tool(client, "execute_notebook_cell", path=path, cell_id="k1", timeout=60)
+        run = asyncio.ensure_future(
+            within(client.call_tool("execute_notebook_cell", {"path": path, "cell_id": "k0", "timeout": 60}), 90)
+        )
+        await human.wait_until(lambda: bool(human.cells()[0]["outputs"]), limit=60)
+        if by == "agent":
+            await call_tool(other, "restart_notebook_kernel", path=path)
+        else:
+            kernel_id = (await api.gateway_kernels())[0]["id"]
+            await api.post(f"kernels/{kernel_id}/restart", {})
+        result = await run
+        assert result.is_error, result.structured_content
+        message = result.content[0].text
+        expected = "restarted by Restarter" if by == "agent" else "restarted from JupyterLab"
+        assert expected in message and "cut off after it began" in message, message
+        again = await call_tool(client, "execute_notebook_cell", path=path, cell_id="k1", timeout=60)
+        assert again["outputs"][0]["text"] == "2"

@@ -36,6 +36,8 @@ Progress = Callable[[int, str], Awaitable[None]]
 BATCH_MESSAGES = 256
 BATCH_CHARS = 1 << 20
 SLICE_CHARS = 1 << 18
+# A run cut off (its kernel restarted or gone) says the last line it printed, this long at most.
+LAST_LINE_CHARS = 120
 
 
 class OutputWriter:
@@ -58,6 +60,7 @@ class OutputWriter:
         self._wake = asyncio.Event()
         self._closing = False
         self._task: asyncio.Task[None] | None = None
+        self.last_line = ""  # of the last text output it was given: how far a run that was cut off got
 
     async def put(self, kind: str, content: dict[str, Any]) -> None:
         if self._task is None:
@@ -65,6 +68,10 @@ class OutputWriter:
         elif self._task.done():
             self._task.result()  # the writer failed: stop the run with its error
         text = content.get("text")
+        data = content.get("data")
+        line = _last_line(text if isinstance(text, str) else data.get("text/plain") if isinstance(data, dict) else None)
+        if line:
+            self.last_line = line
         if kind == "stream" and isinstance(text, str) and len(text) > SLICE_CHARS:
             for i in range(0, len(text), SLICE_CHARS):
                 piece = {**content, "text": text[i : i + SLICE_CHARS]}
@@ -110,6 +117,24 @@ class OutputWriter:
             batch.append((kind, content))
             chars += _size(content)
         return batch
+
+
+def _last_line(text: Any) -> str:
+    """The last non-empty line of an output's text, cut to :data:`LAST_LINE_CHARS` (its end kept)."""
+    if not isinstance(text, str):
+        return ""
+    tail = text[-4 * LAST_LINE_CHARS :].rstrip()  # bounded, however long the text
+    line = tail[tail.rfind("\n") + 1 :]
+    return line if len(line) <= LAST_LINE_CHARS else f"…{line[-LAST_LINE_CHARS:]}"
+
+
+def _stayed(writer: OutputWriter) -> str:
+    """What a run that was cut off left in its cell, for its error: how many outputs, and the last line."""
+    n = writer.state.outputs_written
+    if not n:
+        return ""
+    last = f" (the last line: {writer.last_line!r})" if writer.last_line else ""
+    return f". The {n} output{'s' if n != 1 else ''} it sent until then stayed in the cell{last}"
 
 
 def _size(content: dict[str, Any]) -> int:
@@ -218,10 +243,11 @@ class ExecutionService:
                 raise InvalidArgument(f"cell {cell_id!r} is a {cell_type} cell: only code cells run")
             codes.append((cell_id, source))
         kernel = await self.kernel(path)
+        since = self.kernels.restarts.count(kernel.id)  # a restart after this ends the call's runs
         runs: list[CellRun] = []
         for cell_id, code in codes:
             try:
-                one = self._run_one(path, kernel, cell_id, code, timeout, progress, actor)
+                one = self._run_one(path, kernel, cell_id, code, timeout, progress, actor, since)
                 run = await self._stoppable(actor, path, one)
             except KernelDied as exc:
                 # Say which cell, and what this call ran before it (those results are not returned).
@@ -262,6 +288,12 @@ class ExecutionService:
             waiter.cancel()
             self._watches.discard(watch)
         if not watch.stopped.is_set():
+            if task.cancelled():  # not by the caller (that is raised above): it must not end the MCP session
+                log.warning("A run was cancelled inside the server, not by its caller; its call fails")
+                raise Unavailable(
+                    "the run was cut off inside the server before it finished (the server log says more); the "
+                    "outputs it sent before stayed in the cell: run it again"
+                )
             return task.result()
         task.cancel()
         with anyio.CancelScope(shield=True):
@@ -279,15 +311,21 @@ class ExecutionService:
         timeout: float,
         progress: Progress | None,
         actor: Any = None,
+        since: int = 0,
     ) -> CellRun:
         state = RunState(cell_id)
         async with self.kernels.lock(kernel.id):
+            self.kernels.restarts.check(kernel.id, since, began=False)  # queued behind a run the restart ended
             begin(await self.rooms.notebook(path, actor), state)
             writer = OutputWriter(self.rooms, path, actor, state, progress)
             count: int | None = None
+            cut: Unavailable | None = None
             try:
-                execution = await self.kernels.execute(kernel.id, code, writer.put, timeout)
-                status, count = execution.status, execution.execution_count
+                try:
+                    execution = await self.kernels.execute(kernel.id, code, writer.put, timeout, since=since)
+                    status, count = execution.status, execution.execution_count
+                except Unavailable as exc:  # the kernel (or its gateway) went away or was restarted under the run
+                    cut = exc
             except asyncio.CancelledError:
                 log.info("MCP execution of a cell was cancelled by the client; the kernel was interrupted")
                 raise
@@ -300,6 +338,9 @@ class ExecutionService:
                     finally:
                         with contextlib.suppress(Exception):
                             end(await self.rooms.notebook(path, actor), state, count)
+        if cut is not None:
+            cut.args = (f"{cut}{_stayed(writer)}",)  # how far it got: what it left in the cell
+            raise cut
         view = await self.rooms.notebook(path)
         try:
             outputs = view.cell(view.resolve(cell_id=cell_id)).outputs

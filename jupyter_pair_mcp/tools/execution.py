@@ -217,7 +217,7 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
         running = await b.kernels.kernel_for(path)
         if running is None:
             raise NotFound(f"no kernel is running for {path!r}: execute a cell to start one")
-        kernel = await b.kernels.restart(running.id)
+        kernel = await b.kernels.restart(running.id, b.actors.of(ctx).name)  # named in the runs it ends
         if clear_outputs:  # in edits of bounded cost, as clear_notebook_outputs; the run's, not undoable
             await clear_in_edits(lambda: b.rooms.notebook(path), b.rooms.scanner, None, source="run")
         runs: list[CellRun] = []

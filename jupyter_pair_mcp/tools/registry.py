@@ -11,6 +11,7 @@ as "internal error" plus a reference to find it in the log: any :func:`~jupyter_
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 import logging
@@ -173,6 +174,23 @@ def describe(fn: Callable[..., Any]) -> str:
     return " ".join(inspect.cleandoc(fn.__doc__ or "").split())
 
 
+async def _own_cancellation_only(call: Awaitable[Any]) -> Any:
+    """Await a tool's body; a cancellation that is not the call's own is a failure of the call.
+
+    The SDK takes a ``CancelledError`` out of a tool for the request's (or the server's) cancellation: in the
+    handshake era it ends the client's MCP session (-32000 "Connection closed", then 404 for every later
+    request). One raised by a future someone else cancelled (a kernel client's sockets closed under a run's
+    await) while this call's task is not being cancelled becomes a ``RuntimeError``: an internal tool error.
+    """
+    try:
+        return await call
+    except asyncio.CancelledError as exc:
+        task = asyncio.current_task()
+        if task is None or task.cancelling():
+            raise  # the call itself was cancelled: the client gave up, or the server is stopping
+        raise RuntimeError("a cancellation from inside the server, not the call's") from exc
+
+
 def _guarded(
     spec: ToolSpec, on_call: OnCall | None = None, admit: Admit | None = None, audit: Audit | None = None
 ) -> Callable[..., Awaitable[Any]]:
@@ -198,7 +216,7 @@ def _guarded(
                     done = on_call(ctx)
                 except Exception:  # bookkeeping must never fail the call
                     log.exception("per-call hook failed for %s", spec.name)
-            result = await spec.fn(**kwargs)
+            result = await _own_cancellation_only(spec.fn(**kwargs))
             outcome, error = "ok", None
             return result
         except PairMCPError as exc:

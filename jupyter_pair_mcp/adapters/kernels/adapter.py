@@ -29,22 +29,27 @@ from jupyter_core.utils import ensure_async
 
 from jupyter_pair_mcp.adapters.kernels.choice import KernelChoice
 from jupyter_pair_mcp.adapters.kernels.gateway import (
+    FAILURES,
     client_for,
     closed,
+    failure,
     gateway_of,
     start_channels,
     stop_channels,
     through_gateway,
 )
-from jupyter_pair_mcp.adapters.kernels.messages import decode, receive, receive_ready
+from jupyter_pair_mcp.adapters.kernels.messages import DRAIN_BYTES, DRAIN_MESSAGES, decode, drain, receive
+from jupyter_pair_mcp.adapters.kernels.restarts import Restarts
 from jupyter_pair_mcp.adapters.kernels.values import (
     ChannelClosed,
     Execution,
     Kernel,
     KernelChange,
     KernelDied,
+    KernelRestarted,
     KernelSpec,
     RunningKernel,
+    cut_off,
     died_message,
 )
 from jupyter_pair_mcp.errors import Unavailable
@@ -52,10 +57,13 @@ from jupyter_pair_mcp.errors import Unavailable
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "DRAIN_BYTES",
+    "DRAIN_MESSAGES",
     "Execution",
     "Kernel",
     "KernelChange",
     "KernelDied",
+    "KernelRestarted",
     "KernelSpec",
     "KernelsAdapter",
     "RunningKernel",
@@ -64,40 +72,20 @@ __all__ = [
 
 OutputCallback = Callable[[str, dict[str, Any]], Awaitable[None]]
 
-# After each message awaited from iopub, up to this many more that the socket already holds are read without
-# waiting (no loop turn each): the output writer then finds them all queued and writes them in one
-# transaction. Bounded so that one drain holds the loop a few milliseconds at most.
-DRAIN_MESSAGES = 256
-DRAIN_BYTES = 1 << 20
 # How often a run checks that its kernel is alive: a gateway's kernel manager asks the gateway over HTTP each time.
 LIVENESS_EVERY = 0.25
 GATEWAY_LIVENESS_EVERY = 1.0
 # A status the kernel did not send: the server's websocket to a gateway kernel says that the kernel died
 # ("restarting": the gateway's restarter is bringing it back; "dead": it could not).
 DIED_STATES = frozenset(("restarting", "dead"))
+# A restart waits this long for the run of ours following the kernel to leave its client (it sees the restart
+# within one receive, 0.1 s) before it drops the client.
+RESTART_RELEASE_TIMEOUT = 10.0
 
 
 OUTPUT_MESSAGES = frozenset(
     ("stream", "display_data", "execute_result", "error", "update_display_data", "clear_output")
 )
-
-
-def drain(channel: Any) -> list[list[Any] | dict[str, Any]]:
-    """The frames of the messages the channel's socket already holds (bounded by ``DRAIN_MESSAGES`` and
-    ``DRAIN_BYTES``), read without waiting and without copying: a non-blocking receive never yields to the
-    loop. :func:`kernel_messages.decode` decodes them. A gateway client's channel gives decoded messages."""
-    messages: list[list[Any] | dict[str, Any]] = []
-    size = 0
-    while len(messages) < DRAIN_MESSAGES and size < DRAIN_BYTES:
-        parts = receive_ready(channel)
-        if parts is None:
-            break
-        if isinstance(parts, dict):
-            size += getattr(parts["content"], "nbytes", 0)
-        else:
-            size += sum(len(part) for part in parts)
-        messages.append(parts)
-    return messages
 
 
 class KernelsAdapter(KernelChoice):
@@ -110,6 +98,7 @@ class KernelsAdapter(KernelChoice):
         self._locks: dict[str, asyncio.Lock] = {}
         self._switching = asyncio.Lock()  # kernel switches one at a time: two would each start a kernel
         self._stopping: set[asyncio.Future[None]] = set()  # gateway clients' channels being stopped (a thread each)
+        self.restarts = Restarts()  # what a run checks: was its kernel restarted since its call began
 
     @through_gateway
     async def kernel_for(self, path: str) -> Kernel | None:
@@ -177,15 +166,16 @@ class KernelsAdapter(KernelChoice):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"Kernel didn't respond in {self.ready_timeout:g} seconds")
 
-    async def _live(self, kernel_id: str) -> Any:
-        """The kernel's manager, or :class:`KernelDied` when its process is gone (our client is dropped then)."""
+    async def _live(self, kernel_id: str, began: bool | None = None) -> Any:
+        """The kernel's manager, or :class:`KernelDied` when its process is gone (our client is dropped then);
+        ``began`` says what became of a run under way (:func:`~.values.cut_off`), None before one was sent."""
         try:
             km = self._kernels.get_kernel(kernel_id)
         except KeyError:  # Jupyter gave up restarting it and removed it
             self._forget(kernel_id)
             raise KernelDied(
-                "the notebook's kernel has died and Jupyter could not restart it, so the cell was not run: "
-                "run the cell again to start a new kernel (its variables are lost)"
+                f"the notebook's kernel has died and Jupyter could not restart it: {cut_off(began)}; run the cell "
+                "again to start a new kernel (its variables are lost)"
             ) from None
         if not await self._alive(km):
             self._forget(kernel_id)
@@ -194,10 +184,10 @@ class KernelsAdapter(KernelChoice):
                 await ensure_async(self._kernels.list_kernels())
                 raise KernelDied(
                     f"the kernel gateway at {where} no longer has the notebook's kernel (the gateway restarted, or "
-                    "culled or shut down the kernel), so the cell was not run: run it again to start a new kernel "
-                    "(its variables are lost)"
+                    f"culled or shut down the kernel): {cut_off(began)}; run it again to start a new kernel (its "
+                    "variables are lost)"
                 )
-            raise KernelDied(died_message(km, running=False))
+            raise KernelDied(died_message(km, began=began))
         return km
 
     @staticmethod
@@ -217,38 +207,58 @@ class KernelsAdapter(KernelChoice):
 
     @through_gateway
     async def execute(
-        self, kernel_id: str, code: str, on_output: OutputCallback, timeout: float, *, store_history: bool = True
+        self,
+        kernel_id: str,
+        code: str,
+        on_output: OutputCallback,
+        timeout: float,
+        *,
+        store_history: bool = True,
+        since: int | None = None,
     ) -> Execution:
         """Run ``code``; hand every iopub output message to ``on_output`` as it arrives.
 
         A kernel that is dead when the run starts — killed between runs, or died in the previous one and not
         restarted yet (Jupyter's restarter polls every few seconds) — is a :class:`KernelDied`, not an error
-        of ours; a kernel that is restarting is waited for (``ready_timeout``).
+        of ours; a kernel that is restarting is waited for (``ready_timeout``). A restart of the kernel after
+        ``since`` (its :attr:`restarts` count when the caller's call began; default: now) ends the run with a
+        :class:`KernelRestarted`, and a kernel or gateway going away under the run says how far it got.
         """
+        since = self.restarts.count(kernel_id) if since is None else since
         km = await self._live(kernel_id)
         try:
             client = await self.client(kernel_id)
         except RuntimeError as exc:  # wait_for_ready: "Kernel died before replying" or "didn't respond in time"
             await self._live(kernel_id)
             if "died" in str(exc):  # and was restarted since: the run was not sent
-                raise KernelDied(died_message(km, running=False)) from None
+                raise KernelDied(died_message(km, began=None)) from None
             raise Unavailable(
                 f"the kernel did not answer within {self.ready_timeout:g} s ({exc}): it may be busy starting; "
                 "try again, or restart it with restart_notebook_kernel"
             ) from None
+        self.restarts.check(kernel_id, since, began=False)  # restarted while this call waited: nothing sent
         msg_id = client.execute(code, store_history=store_history, allow_stdin=False, stop_on_error=True)
         begun: list[bool] = []  # set by _follow once the kernel began our request (its execute_input)
         try:
-            return await self._follow(client, km, kernel_id, msg_id, on_output, timeout, begun)
+            return await self._follow(client, km, kernel_id, msg_id, on_output, timeout, begun, since)
         except asyncio.CancelledError:
             # The caller gave up: stop the run, and let it finish unwinding before anyone else uses the
             # kernel (a request sent while it unwinds would come back "aborted"). The MCP SDK cancels
             # through anyio scopes, which cancel every later await too: shield this one.
             with anyio.CancelScope(shield=True):
-                await self._abandon(client, kernel_id, msg_id, begun=bool(begun))
+                await self._abandon(client, kernel_id, msg_id, begun=bool(begun), since=since)
             raise
+        except KernelRestarted:
+            self._forget(kernel_id)  # the caller holds the kernel's lock: no other run reads this client
+            raise
+        except FAILURES as exc:  # the gateway went away under the run: say how far it got, not "nothing was run"
+            where = gateway_of(self.serverapp)
+            if where is None:
+                raise
+            log.warning("The kernel gateway at %s failed during a run: %s: %s", where, type(exc).__name__, exc)
+            raise failure(where, exc, bool(begun)) from None
 
-    async def _abandon(self, client: Any, kernel_id: str, msg_id: str, *, begun: bool) -> None:
+    async def _abandon(self, client: Any, kernel_id: str, msg_id: str, *, begun: bool, since: int) -> None:
         """Interrupt our run once the kernel began it, and wait for it to end. ipykernel ignores SIGINT
         between requests: an interrupt sent before it began ours (in flight, or queued behind someone else's
         run) would be lost, or stop the other run, and ours would go on. A kernel that never says it began
@@ -258,6 +268,8 @@ class KernelsAdapter(KernelChoice):
                 await self.interrupt(kernel_id)
             end = time.monotonic() + 10
             while time.monotonic() < end:
+                if self.restarts.count(kernel_id) != since:
+                    return  # the kernel is being restarted: the run ends with it, and no reply will come
                 msg = await receive(client.iopub_channel, 0.2)
                 if msg is None:
                     continue
@@ -283,6 +295,7 @@ class KernelsAdapter(KernelChoice):
         on_output: OutputCallback,
         timeout: float,
         begun: list[bool],
+        since: int,
     ) -> Execution:
         deadline = time.monotonic() + timeout
         timed_out = False
@@ -291,6 +304,7 @@ class KernelsAdapter(KernelChoice):
         every = GATEWAY_LIVENESS_EVERY if remote else LIVENESS_EVERY
         next_liveness = time.monotonic() + every if remote else 0.0  # a gateway's was just asked (_live)
         while True:
+            self.restarts.check(kernel_id, since, began=bool(begun))  # a restart ends the run (restart())
             now = time.monotonic()
             if not timed_out and now > deadline:
                 timed_out = True
@@ -305,14 +319,15 @@ class KernelsAdapter(KernelChoice):
             if now >= next_liveness:
                 next_liveness = now + every
                 if not await self._alive(km):
+                    gone = await self.restarts.why_gone(client, km, kernel_id, since, bool(begun))  # reads the client
                     self._forget(kernel_id)
-                    raise KernelDied(died_message(km, running=True))
+                    raise gone
             try:
                 first = await receive(client.iopub_channel, 0.1)
             except ChannelClosed:  # the kernel is gone (KernelDied), or the gateway (its error), or the connection
                 self._forget(kernel_id)
-                await self._live(kernel_id)
-                raise
+                await self._live(kernel_id, bool(begun))
+                raise ChannelClosed(cut_off(bool(begun))) from None
             if first is None:
                 continue
             idle = False
@@ -322,8 +337,11 @@ class KernelsAdapter(KernelChoice):
                 kind = msg["msg_type"]
                 content = msg["content"]
                 if kind == "status" and content.get("execution_state") in DIED_STATES and not msg["parent_header"]:
+                    gone = await self.restarts.why_gone(client, km, kernel_id, since, bool(begun))  # reads the client
                     self._forget(kernel_id)
-                    raise KernelDied(died_message(km, running=True))
+                    raise gone
+                if self.restarts.seen(kernel_id, since, msg):  # its shutdown_reply: restarted, by whoever
+                    self.restarts.check(kernel_id, since, began=bool(begun))
                 if msg.get("parent_header", {}).get("msg_id") != msg_id:
                     continue
                 if kind == "status" and content.get("execution_state") == "idle":
@@ -362,9 +380,26 @@ class KernelsAdapter(KernelChoice):
         await ensure_async(self._kernels.interrupt_kernel(kernel_id))
 
     @through_gateway
-    async def restart(self, kernel_id: str) -> Kernel:
-        self._forget(kernel_id)
-        await ensure_async(self._kernels.restart_kernel(kernel_id))
+    async def restart(self, kernel_id: str, by: str = "") -> Kernel:
+        """Restart the kernel as the agent named ``by``: our runs on it, running or queued, end with a
+        :class:`KernelRestarted` naming it. The run following the kernel leaves our client before the client is
+        dropped (closing its sockets under the run would cancel the run's task); the restart holds the kernel's
+        lock, so runs asked for meanwhile go to the new kernel."""
+        self.restarts.note(kernel_id, by)
+        lock = self.lock(kernel_id)
+        try:
+            await asyncio.wait_for(lock.acquire(), RESTART_RELEASE_TIMEOUT)
+        except TimeoutError:  # a run still holds it (its reply is late): it sees the restart and drops the client
+            held = False
+        else:
+            held = True
+        try:
+            if held:
+                self._forget(kernel_id)
+            await ensure_async(self._kernels.restart_kernel(kernel_id))
+        finally:
+            if held:
+                lock.release()
         km = self._kernels.get_kernel(kernel_id)
         name = km.kernel_name or (getattr(km, "kernel", None) or {}).get("name", "")  # a gateway's: its model's
         return Kernel(str(name), kernel_id, str(getattr(km, "execution_state", "starting")))

@@ -40,6 +40,7 @@ from jupyter_server.utils import url_path_join
 from tornado import web
 from tornado.escape import url_escape
 
+from jupyter_pair_mcp.adapters.kernels.values import cut_off
 from jupyter_pair_mcp.errors import KernelGatewayError, PairMCPError
 
 log = logging.getLogger(__name__)
@@ -67,8 +68,9 @@ def gateway_of(serverapp: Any) -> str | None:
     return f"{host}:{port}" if port else host
 
 
-def failure(where: str, exc: BaseException) -> KernelGatewayError:
-    """The tool error for a gateway failure: which gateway, how it failed (no server detail), what to check."""
+def failure(where: str, exc: BaseException, began: bool | None = None) -> KernelGatewayError:
+    """The tool error for a gateway failure: which gateway, how it failed (no server detail), what to check, and
+    what became of the run (``began`` as for :func:`~.values.cut_off`: None when none was sent)."""
     status = getattr(exc, "status_code", None)  # tornado's HTTPError, websocket-client's bad handshake
     if isinstance(status, int) and status not in (503, 599):
         how = f"it answered HTTP {status}"
@@ -79,9 +81,9 @@ def failure(where: str, exc: BaseException) -> KernelGatewayError:
     else:
         how = f"the connection to it failed ({type(exc).__name__})"
     return KernelGatewayError(
-        f"the kernel gateway at {where} failed ({how}): check that the gateway is running and reachable from "
-        "the Jupyter server, and the server's --gateway-url and GatewayClient settings (auth token, timeouts); "
-        "nothing was run"
+        f"the kernel gateway at {where} failed ({how}): {cut_off(began)}; check that the gateway is running and "
+        "reachable from the Jupyter server, and the server's --gateway-url and GatewayClient settings (auth token, "
+        "timeouts)"
     )
 
 

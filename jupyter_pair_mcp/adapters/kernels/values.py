@@ -76,20 +76,53 @@ class KernelDied(Unavailable):
     """The notebook's kernel process is gone: it stopped while running the agent's code, or before it."""
 
 
+class KernelRestarted(KernelDied):
+    """The kernel was restarted (by an agent's ``restart_notebook_kernel``, or from JupyterLab) while a run of ours
+    was on it or queued for it: the run ends, and the call says who restarted the kernel."""
+
+
 class ChannelClosed(KernelGatewayError):
     """A gateway kernel client's websocket closed: the gateway stopped, or the kernel was shut down on it."""
 
-    def __init__(self) -> None:
+    def __init__(self, outcome: str = "") -> None:
+        """``outcome``: what became of the run (:func:`cut_off`), when the closed connection carried one."""
         super().__init__(
             "the connection to the notebook's kernel through the kernel gateway closed (the gateway stopped or "
-            "the kernel was shut down): check that the gateway is running, then try again"
+            f"the kernel was shut down){f': {outcome}' if outcome else ''}; check that the gateway is running, then "
+            "try again"
         )
 
 
-def died_message(km: Any, *, running: bool) -> str:
-    """What happened to a dead kernel and what the agent can do, for a run that was cut off or never sent."""
-    if running:
-        what = "the kernel died while running the cell (it crashed, exited or ran out of memory) before it finished"
+def cut_off(began: bool | None) -> str:
+    """What became of a run when its kernel went away: ``began`` is None when no run was sent, else whether the
+    kernel had said it began the cell (its ``execute_input``)."""
+    if began is None:
+        return "nothing was run"
+    if began:
+        return "the run was cut off after it began"
+    return "the kernel had not begun the cell, so it was not run"
+
+
+def restarted_message(by: str, *, began: bool) -> str:
+    """A run ended by a restart: who restarted the kernel (an agent's name; "" when it was not one of our tools)."""
+    who = f"by {by}" if by else "from JupyterLab (or another client of the Jupyter server)"
+    if began:
+        what = f"the kernel was restarted {who} while the cell ran, so the run was cut off after it began"
+    else:
+        what = f"the kernel was restarted {who} before the cell began, so it was not run"
+    return f"{what}; the kernel's variables are lost: run the cells it needs again"
+
+
+def died_message(km: Any, *, began: bool | None) -> str:
+    """What happened to a dead kernel and what the agent can do, for a run that was cut off or never sent
+    (``began`` as for :func:`cut_off`)."""
+    if began:
+        what = (
+            "the kernel died while running the cell (it crashed, exited or ran out of memory), so the run was cut "
+            "off after it began"
+        )
+    elif began is False:
+        what = "the kernel died (it crashed, exited or ran out of memory) before it began the cell, so it was not run"
     else:
         what = "the notebook's kernel has died (it crashed, exited or ran out of memory), so the cell was not run"
     if getattr(km, "autorestart", False) and getattr(km, "_restarter", None) is not None:
