@@ -8,7 +8,8 @@ and a handle kept from an earlier call may belong to a room that has since been 
 deletes rooms when a websocket closes, so the rooms an agent uses are kept, saved and closed by
 :mod:`.keepalive`. Opening a room, and refusing
 a file collaboration cannot load, is :mod:`.opening`; writing rooms to disk (now, on close, at stop)
-is :mod:`.persist`.
+is :mod:`.persist`, within a bounded interval of their first unsaved change :mod:`.saving`, and a file
+changed on disk is merged with a room's unsaved changes by :mod:`.reload` (:mod:`.diskmerge`).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from jupyter_pair_mcp.adapters.rooms.history import (
     store_key,
 )
 from jupyter_pair_mcp.adapters.rooms.keepalive import KeptRooms
-from jupyter_pair_mcp.adapters.rooms.linear_ydoc import read_update
+from jupyter_pair_mcp.adapters.rooms.linear_ydoc import BigReader
 from jupyter_pair_mcp.adapters.rooms.notebook import NotebookView
 from jupyter_pair_mcp.adapters.rooms.opening import Explain, open_document
 from jupyter_pair_mcp.adapters.rooms.persist import (
@@ -88,19 +89,6 @@ def _rules(router: Any) -> list[Any]:
         found.append(rule)
         found.extend(_rules(rule.target) if hasattr(rule.target, "rules") else [])
     return found
-
-
-class BigReader:
-    """A big notebook read for its file in the scan worker process (the loop pays the encoding only)."""
-
-    def __init__(self, scanner: Scanner) -> None:
-        self.scanner = scanner
-
-    def big(self, update: bytes) -> bool:
-        return self.scanner.processes > 0 and len(update) > self.scanner.in_place_bytes
-
-    async def read(self, update: bytes) -> Any | None:
-        return await self.scanner.run(read_update, update, True)
 
 
 class RoomsAdapter:
@@ -195,14 +183,15 @@ class RoomsAdapter:
 
     def _cell_ids(self, room: Any) -> list[str]:
         """The live notebook's cell ids in order, from its cell index (built now if no call made it yet)."""
-        document = room._document
-        entry = self._indexes.get(room.room_id)
+        return list(self._index(room.room_id, room._document).ids)
+
+    def _index(self, room_id: str, document: Any) -> CellIndex:
+        entry = self._indexes.get(room_id)
         if entry is None or entry[0] is not document:
             if entry is not None:
                 entry[1].close()
-            entry = (document, CellIndex(document.ycells))
-            self._indexes[room.room_id] = entry
-        return list(entry[1].ids)
+            entry = self._indexes[room_id] = (document, CellIndex(document.ycells))
+        return entry[1]
 
     # -- history ----------------------------------------------------------------------------------
     def history_db(self) -> str | None:
@@ -328,13 +317,7 @@ class RoomsAdapter:
     async def notebook(self, path: str, actor: Any = None) -> NotebookView:
         """The live notebook of ``path`` for this call only (the caller checked the file exists)."""
         document, room_id = await self._document(path, "notebook")
-        entry = self._indexes.get(room_id)
-        if entry is None or entry[0] is not document:
-            if entry is not None:
-                entry[1].close()
-            entry = (document, CellIndex(document.ycells))
-            self._indexes[room_id] = entry
-        return NotebookView(document, entry[1], path, journal=self.journal, actor=actor)
+        return NotebookView(document, self._index(room_id, document), path, journal=self.journal, actor=actor)
 
     def index_seed(self, path: str, document: Any) -> tuple[list[str], list[str], list[bool]] | None:
         """The live notebook's cell index, copied (:meth:`CellIndex.seed`), when it follows ``document``."""

@@ -104,6 +104,19 @@ def read_update(update: bytes, deduplicate: bool) -> dict[str, Any] | None:
     return value
 
 
+class BigReader:
+    """A big notebook read for its file in the scan worker process (the loop pays the encoding only)."""
+
+    def __init__(self, scanner: Scanner) -> None:
+        self.scanner = scanner
+
+    def big(self, update: bytes) -> bool:
+        return self.scanner.processes > 0 and len(update) > self.scanner.in_place_bytes
+
+    async def read(self, update: bytes) -> Any | None:
+        return await self.scanner.run(read_update, update, True)
+
+
 def _reader(scanner: Scanner) -> Callable[..., Awaitable[dict[str, Any]]]:
     async def aget(self: YNotebook, deduplicate: bool = True) -> dict[str, Any]:
         """Upstream's ``aget``: a big notebook read in the worker process, a small one here, in steps."""
