@@ -31,6 +31,8 @@ from tornado.websocket import WebSocketClientConnection, websocket_connect
 
 from jupyter_pair_mcp.adapters.rooms.cellindex import cells_json
 
+from .patience import patient
+
 GLOBAL_ROOM = "JupyterLab:globalAwareness"
 
 
@@ -157,7 +159,9 @@ class Collaborator:
         return [s for s in self.others().values() if "agent" in s]
 
     async def wait_awareness(self, predicate: Callable[[], Any], limit: float = 5.0) -> Any:
-        """``predicate()``'s first truthy value, re-checked on every awareness message received."""
+        """``predicate()``'s first truthy value, re-checked on every awareness message received (``limit``: an
+        idle machine's seconds, times the suite's patience)."""
+        limit = patient(limit)
         started = time.perf_counter()
         while not (value := predicate()):
             remaining = limit - (time.perf_counter() - started)
@@ -230,7 +234,9 @@ class Collaborator:
         return [str(cell.get("id", "")) for cell in cells_json(self.document.ycells)]
 
     async def wait_until(self, predicate: Callable[[], bool], limit: float = 5.0) -> float:
-        """Seconds until ``predicate()`` holds on the replica, re-checked on every change it receives."""
+        """Seconds until ``predicate()`` holds on the replica, re-checked on every change it receives (``limit``:
+        an idle machine's seconds, times the suite's patience)."""
+        limit = patient(limit)
         started = time.perf_counter()
         while not predicate():
             remaining = limit - (time.perf_counter() - started)
