@@ -97,6 +97,7 @@ class Collaborator:
             YNotebook(self.doc) if kind == "notebook" else YUnicode(self.doc) if kind == "file" else None
         )
         self.changes = 0
+        self._offline_changes = 0
         self._changed = asyncio.Event()
         self.awareness = Awareness(self.doc)
         self._aware = asyncio.Event()
@@ -126,8 +127,8 @@ class Collaborator:
         self.channel = _Channel(self._ws, self.room_id, self._on_awareness)
         self.provider = Provider(self.doc, self.channel)
         self._task = asyncio.ensure_future(self.provider.start())
-        await asyncio.wait_for(self.provider.started.wait(), 10)
-        await asyncio.wait_for(self.provider.synced.wait(), self.sync_limit)
+        await asyncio.wait_for(self.provider.started.wait(), patient(10))
+        await asyncio.wait_for(self.provider.synced.wait(), patient(self.sync_limit))
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -261,10 +262,19 @@ class Collaborator:
     def go_offline(self) -> None:
         """Keep this person's next edits local, as if their connection lagged (truly concurrent edits)."""
         self.channel.held = []
+        self._offline_changes = self.changes
 
-    async def go_online(self) -> None:
-        """Send the edits made while offline; the CRDT merges them with whatever happened meanwhile."""
-        await asyncio.sleep(0.05)  # let the provider hand its queued updates to the channel
+    async def go_online(self, limit: float = 5.0) -> None:
+        """Send the edits made while offline; the CRDT merges them with whatever happened meanwhile. First the
+        provider hands the channel its queued updates: one message per change of the replica (its own, and
+        the server's it echoes), counted by the same observer as ``changes``."""
+        held = self.channel.held
+        assert held is not None, "go_offline() first"
+        limit = patient(limit)
+        deadline = time.perf_counter() + limit
+        while len(held) < self.changes - self._offline_changes:
+            assert time.perf_counter() < deadline, f"the provider did not hand its updates over within {limit} s"
+            await asyncio.sleep(0.005)
         await self.channel.release()
 
     # -- editing like a person ------------------------------------------------------------------------
