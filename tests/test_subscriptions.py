@@ -142,8 +142,7 @@ async def test_unsubscribe_and_session_end_stop_notifications(
             await inbox.wait(1)
             assert inbox.uris() == [f"notebook://{path}/json"]
         # the session is closed: its subscriptions are gone, nothing more arrives
-        await asyncio.sleep(0.2)
-        assert extension.subscriptions.subscription_count == 0
+        await until(lambda: extension.subscriptions.subscription_count == 0, what="the session's subscriptions ending")
         before = len(inbox.updates)
         human.type_into(0, 0, "b")
         await asyncio.sleep(INTERVAL * 2.5)
