@@ -55,13 +55,22 @@ def test_the_commit_completed_and_the_session_went_on():
     assert COMMITTED == ["typed"]
 """
 
-#: A test that never awaits again (a synchronous wait in its own step), and a synchronous test.
+#: A test that never awaits again (a synchronous wait in its own step), one that ignores its cancellation, and a
+#: synchronous test.
 BLOCKED = """
+import asyncio
 import time
 
 
 async def test_blocked_on_the_loop():
     time.sleep(60)
+
+
+async def test_ignores_the_cancellation():
+    try:
+        await asyncio.sleep(60)
+    except asyncio.CancelledError:
+        await asyncio.sleep(60)
 
 
 def test_sync_overrun():
@@ -104,9 +113,11 @@ def test_an_overrun_inside_a_pycrdt_commit_ends_the_test_after_the_commit(tmp_pa
 
 
 @pytest.mark.timeout(300)
-def test_a_test_that_never_yields_to_the_loop_and_a_synchronous_test_are_still_ended(tmp_path: Path) -> None:
+def test_a_test_that_never_yields_or_ignores_its_cancellation_and_a_synchronous_test_are_still_ended(
+    tmp_path: Path,
+) -> None:
     done = run(tmp_path, BLOCKED)
-    assert outcome(done, "test_blocked_on_the_loop") == "FAILED", done.stdout
-    assert outcome(done, "test_sync_overrun") == "FAILED", done.stdout
-    assert done.stdout.count("Timeout (>1.0s)") >= 2, done.stdout
+    for name in ("test_blocked_on_the_loop", "test_ignores_the_cancellation", "test_sync_overrun"):
+        assert outcome(done, name) == "FAILED", done.stdout
+    assert done.stdout.count("Timeout (>1.0s)") >= 3, done.stdout
     assert outcome(done, "test_next") == "PASSED", done.stdout

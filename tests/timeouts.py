@@ -64,7 +64,8 @@ class Overrun:
         self.settings = settings
         self.task: asyncio.Task[Any] | None = None  # the coroutine test's task, while it runs
         self.stacks = ""  # every thread's, when the time ran out
-        self.cancelled = False
+        self.cancelled = False  # the test's task was cancelled
+        self.raised = False  # the failure was raised from the handler (and the timer disarmed)
 
     @property
     def message(self) -> str:
@@ -80,6 +81,7 @@ class Overrun:
 
     def _on_alarm(self, signum: int, frame: FrameType | None) -> None:
         # A signal handler: it runs in the main thread between two bytecodes of whatever runs there.
+        __tracebackhide__ = True
         if not self.settings.disable_debugger_detection and is_debugging():
             return
         if not self.stacks:
@@ -94,6 +96,7 @@ class Overrun:
             signal.setitimer(signal.ITIMER_REAL, RETRY)
             return
         self.disarm()
+        self.raised = True
         raise pytest.fail.Exception(self.message)
 
 
@@ -155,15 +158,16 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Iterator[Any]:
     pyfuncitem.obj = tracked
     try:
         result = yield
-    except asyncio.CancelledError:
-        if overrun.cancelled:
-            raise pytest.fail.Exception(overrun.message) from None
-        raise
+    except BaseException as error:
+        if not overrun.cancelled or isinstance(error, pytest.fail.Exception):
+            raise
+        # The cancellation, or what the test raised while it unwound (an exception group of its task group's)
+        raise pytest.fail.Exception(overrun.message) from (None if isinstance(error, asyncio.CancelledError) else error)
     finally:
         pyfuncitem.obj = test
         overrun.task = None
-        if overrun.cancelled:
-            signal.setitimer(signal.ITIMER_REAL, patient(GRACE))  # the teardown's bound
+        if overrun.cancelled and not overrun.raised:
+            overrun.arm(patient(GRACE))  # the teardown's bound
     if overrun.cancelled:  # the test caught the cancellation and returned
         raise pytest.fail.Exception(overrun.message)
     return result
