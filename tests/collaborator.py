@@ -31,6 +31,8 @@ from tornado.websocket import WebSocketClientConnection, websocket_connect
 
 from jupyter_pair_mcp.adapters.rooms.cellindex import cells_json
 
+from .patience import patient
+
 GLOBAL_ROOM = "JupyterLab:globalAwareness"
 
 
@@ -95,6 +97,7 @@ class Collaborator:
             YNotebook(self.doc) if kind == "notebook" else YUnicode(self.doc) if kind == "file" else None
         )
         self.changes = 0
+        self._offline_changes = 0
         self._changed = asyncio.Event()
         self.awareness = Awareness(self.doc)
         self._aware = asyncio.Event()
@@ -124,8 +127,8 @@ class Collaborator:
         self.channel = _Channel(self._ws, self.room_id, self._on_awareness)
         self.provider = Provider(self.doc, self.channel)
         self._task = asyncio.ensure_future(self.provider.start())
-        await asyncio.wait_for(self.provider.started.wait(), 10)
-        await asyncio.wait_for(self.provider.synced.wait(), self.sync_limit)
+        await asyncio.wait_for(self.provider.started.wait(), patient(10))
+        await asyncio.wait_for(self.provider.synced.wait(), patient(self.sync_limit))
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -157,7 +160,9 @@ class Collaborator:
         return [s for s in self.others().values() if "agent" in s]
 
     async def wait_awareness(self, predicate: Callable[[], Any], limit: float = 5.0) -> Any:
-        """``predicate()``'s first truthy value, re-checked on every awareness message received."""
+        """``predicate()``'s first truthy value, re-checked on every awareness message received (``limit``: an
+        idle machine's seconds, times the suite's patience)."""
+        limit = patient(limit)
         started = time.perf_counter()
         while not (value := predicate()):
             remaining = limit - (time.perf_counter() - started)
@@ -230,7 +235,9 @@ class Collaborator:
         return [str(cell.get("id", "")) for cell in cells_json(self.document.ycells)]
 
     async def wait_until(self, predicate: Callable[[], bool], limit: float = 5.0) -> float:
-        """Seconds until ``predicate()`` holds on the replica, re-checked on every change it receives."""
+        """Seconds until ``predicate()`` holds on the replica, re-checked on every change it receives (``limit``:
+        an idle machine's seconds, times the suite's patience)."""
+        limit = patient(limit)
         started = time.perf_counter()
         while not predicate():
             remaining = limit - (time.perf_counter() - started)
@@ -255,10 +262,19 @@ class Collaborator:
     def go_offline(self) -> None:
         """Keep this person's next edits local, as if their connection lagged (truly concurrent edits)."""
         self.channel.held = []
+        self._offline_changes = self.changes
 
-    async def go_online(self) -> None:
-        """Send the edits made while offline; the CRDT merges them with whatever happened meanwhile."""
-        await asyncio.sleep(0.05)  # let the provider hand its queued updates to the channel
+    async def go_online(self, limit: float = 5.0) -> None:
+        """Send the edits made while offline; the CRDT merges them with whatever happened meanwhile. First the
+        provider hands the channel its queued updates: one message per change of the replica (its own, and
+        the server's it echoes), counted by the same observer as ``changes``."""
+        held = self.channel.held
+        assert held is not None, "go_offline() first"
+        limit = patient(limit)
+        deadline = time.perf_counter() + limit
+        while len(held) < self.changes - self._offline_changes:
+            assert time.perf_counter() < deadline, f"the provider did not hand its updates over within {limit} s"
+            await asyncio.sleep(0.005)
         await self.channel.release()
 
     # -- editing like a person ------------------------------------------------------------------------

@@ -17,7 +17,9 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from traitlets.config import Config
 
-pytest_plugins = ["pytest_jupyter.jupyter_server", "tests.watchdog", "tests.loopmonitor"]
+from .patience import patient
+
+pytest_plugins = ["pytest_jupyter.jupyter_server", "tests.watchdog", "tests.timeouts", "tests.loopmonitor"]
 
 #: One TLS context for every test client, made once at import: each client would otherwise load the CA bundle
 #: (~100 ms of CPU on a loaded machine) inside the test's own loop step, which the loop monitor counts. The
@@ -187,8 +189,9 @@ def sse_messages(text: str) -> list[tuple[str | None, dict[str, Any] | None]]:
 
 
 async def within(awaitable: Any, seconds: float = 20) -> Any:
-    """Every await on the network gets a deadline: pytest-jupyter has no per-test timeout."""
-    return await asyncio.wait_for(awaitable, seconds)
+    """Every await on the network gets a deadline, a safety net that names the await that never ended:
+    ``seconds`` on an idle machine, times the suite's ``patience`` (tests/patience.py) on this one."""
+    return await asyncio.wait_for(awaitable, patient(seconds))
 
 
 def notebook_json(cells: list[dict[str, Any]], **metadata: Any) -> str:
@@ -241,7 +244,9 @@ async def tool_error(client: Client, name: str, **arguments: Any) -> str:
 
 
 async def until(predicate: Callable[[], Any], limit: float = 10.0, what: str = "the condition") -> None:
-    """Wait until ``predicate()`` holds (it may be a coroutine function), re-checked every 10 ms."""
+    """Wait until ``predicate()`` holds (it may be a coroutine function), re-checked every 10 ms; ``limit`` is
+    the idle machine's seconds, times the suite's ``patience`` (tests/patience.py)."""
+    limit = patient(limit)
     deadline = asyncio.get_running_loop().time() + limit
     while True:
         value = predicate()

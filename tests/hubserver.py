@@ -15,6 +15,7 @@ The admin API token is a service's, with the role it needs to create users, star
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ctypes
 import json
@@ -149,6 +150,7 @@ class Hub:
 
     def log(self) -> str:
         """The hub's log and every single-user server's (the spawner hands them the hub's stderr)."""
+        _off_the_loop("reading the hub's log")
         return self.log_path.read_text(errors="replace")
 
     def start(self) -> None:
@@ -196,6 +198,7 @@ class Hub:
         return False
 
     def api(self, method: str, path: str, **kwargs: Any) -> Any:
+        _off_the_loop(f"{method} {path}")
         response = self.client.request(method, path, **kwargs)
         assert response.status_code < 300, f"{method} {path}: {response.status_code} {response.text}"
         return response.json() if response.content else None
@@ -228,6 +231,23 @@ class Hub:
             body["scopes"] = scopes
         return str(self.api("POST", f"/users/{user}/tokens", json=body)["token"])
 
+    # The same, for a coroutine test: each runs in a worker thread, so that the test's loop (which runs the
+    # test's clients, and its server if it has one) is never blocked by a request or by a wait for a server.
+    async def atoken(self, user: str, scopes: list[str] | None = None) -> str:
+        return await asyncio.to_thread(self.token, user, scopes)
+
+    async def acreate_users(self, *names: str) -> None:
+        await asyncio.to_thread(self.create_users, *names)
+
+    async def astart_server(self, user: str, name: str = "", limit: float = 90) -> str:
+        return await asyncio.to_thread(self.start_server, user, name, limit)
+
+    async def astop_server(self, user: str, name: str = "", limit: float = 60) -> None:
+        await asyncio.to_thread(self.stop_server, user, name, limit)
+
+    async def alog(self) -> str:
+        return await asyncio.to_thread(self.log)
+
     def stop(self) -> None:
         """Stop the hub (it stops the servers and the proxy); whatever is left after 30 s is killed."""
         self.client.close()
@@ -250,6 +270,15 @@ class Hub:
         with contextlib.suppress(OSError, ValueError):
             return int((self.dir / "proxy.pid").read_text().strip())
         return None
+
+
+def _off_the_loop(what: str) -> None:
+    """A blocking call to the hub from a running event loop (a coroutine test's) is a defect of the test."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return  # no loop runs in this thread: a synchronous fixture or test, or a worker thread
+    raise AssertionError(f"{what}: a blocking call to the hub on the test's event loop (use Hub's a* methods)")
 
 
 def _stop_with_the_tests() -> None:

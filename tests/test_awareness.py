@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .conftest import call_tool, tool_error, within
+from .conftest import call_tool, tool_error, until, within
 
 pytestmark = pytest.mark.usefixtures("jp_serverapp")
 
@@ -121,13 +120,15 @@ async def test_agent_reads_a_collaborators_cursor(mcp_client: Any, make_notebook
                     ],
                 }
             )
-            for _ in range(50):
+            mine: list[dict[str, Any]] = []
+
+            async def shown() -> bool:
                 found = await call_tool(client, "get_user_cursors", document_path=path)
-                mine = [c for c in found["cursors"] if c["user_id"] == "alice"]
-                if mine and mine[0]["cell_id"] == CELLS[index]["id"] and mine[0]["column"] == column:
-                    return dict(mine[0])
-                await asyncio.sleep(0.05)
-            raise AssertionError(f"alice's cursor never showed up: {found}")
+                mine[:] = [c for c in found["cursors"] if c["user_id"] == "alice"]
+                return bool(mine) and mine[0]["cell_id"] == CELLS[index]["id"] and mine[0]["column"] == column
+
+            await until(shown, limit=5, what=f"alice's cursor at {CELLS[index]['id']}:{column}")
+            return dict(mine[0])
 
         cursor = await alice_at(0, 2, 4, 5)  # "a = 1": selected "= " with the caret before "1"
         assert cursor["name"] == "Alice Liddell"
@@ -151,12 +152,14 @@ async def test_cursors_in_a_text_file_count_characters(mcp_client: Any, jp_root_
         await human.set_awareness(
             {"user": ALICE, "cursors": [{"anchor": human.relative(None, 10), "head": human.relative(None, 10)}]}
         )
-        for _ in range(50):
-            found = await call_tool(client, "get_user_cursors", document_path="notes.md")
-            alice = [c for c in found["cursors"] if c["user_id"] == "alice"]
-            if alice:
-                break
-            await asyncio.sleep(0.05)
+        found: dict[str, Any] = {}
+
+        async def alice_shown() -> bool:
+            found.update(await call_tool(client, "get_user_cursors", document_path="notes.md"))
+            return any(c["user_id"] == "alice" for c in found["cursors"])
+
+        await until(alice_shown, limit=5, what="alice's cursor")
+        alice = [c for c in found["cursors"] if c["user_id"] == "alice"]
         assert (alice[0]["cell_id"], alice[0]["line"], alice[0]["column"]) == (None, 1, 11)
         agent = [c for c in found["cursors"] if c["is_agent"]]
         assert (agent[0]["line"], agent[0]["column"]) == (1, 9)
@@ -170,11 +173,13 @@ async def test_online_users_sessions_join_and_leave(mcp_client: Any, make_notebo
     path = make_notebook("together.ipynb", CELLS)
     async with collaborator(path) as human, mcp_client() as client:
         await human.set_awareness({"user": ALICE, "autosave": False})
-        for _ in range(50):
-            users = (await call_tool(client, "get_online_users"))["users"]
-            if any(u["user_id"] == "alice" for u in users):
-                break
-            await asyncio.sleep(0.05)
+        users: list[dict[str, Any]] = []
+
+        async def alice_online() -> bool:
+            users[:] = (await call_tool(client, "get_online_users"))["users"]
+            return any(u["user_id"] == "alice" for u in users)
+
+        await until(alice_online, limit=5, what="alice online")
         [alice] = [u for u in users if u["user_id"] == "alice"]
         assert alice == {**alice, "display_name": "Alice Liddell", "documents": [path], "is_agent": False}
         assert alice["color"] == "#ff0000"

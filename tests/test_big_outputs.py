@@ -24,6 +24,7 @@ from jupyter_pair_mcp.render import CUT_MARKER, output_text
 
 from .collaborator import Collaborator
 from .conftest import call_tool, within
+from .patience import patient
 
 SERVER = pytest.mark.usefixtures("jp_serverapp")
 
@@ -120,7 +121,7 @@ class Watcher:
                 await asyncio.sleep(0.05)
 
     async def result(self, limit: float = 120) -> Any:
-        return await asyncio.wait_for(asyncio.wrap_future(self.seen), limit)
+        return await asyncio.wait_for(asyncio.wrap_future(self.seen), patient(limit))
 
 
 def _figure(output: dict[str, Any]) -> Any:

@@ -82,7 +82,7 @@ async def test_a_hub_token_scoped_to_the_server_reaches_its_endpoint_through_the
 async def test_another_users_token_is_refused_and_told_why(hub: Hub, http: httpx2.AsyncClient) -> None:
     url = f"{hub.url}/user/alice/mcp"
     body = rpc("initialize", {"protocolVersion": LEGACY_VERSION, "capabilities": {}, "clientInfo": {"name": "x"}})
-    refused = await http.post(url, json=body, headers={**MCP_HEADERS, **bearer(hub.token("bob"))})
+    refused = await http.post(url, json=body, headers={**MCP_HEADERS, **bearer(await hub.atoken("bob"))})
     assert refused.status_code == 403, refused.text
     assert "access:servers!server=alice/" in refused.json()["message"]
     missing = await http.post(url, json=body, headers=MCP_HEADERS)
@@ -90,7 +90,7 @@ async def test_another_users_token_is_refused_and_told_why(hub: Hub, http: httpx
     assert "/hub/token" in missing.json()["message"]
     assert "jupyter server list" not in missing.json()["message"]  # the server's own token is no use here
     # Headers only: JupyterHub 5+ ignores a token in the URL (docs/jupyterhub.md), and takes "token <token>" too.
-    alice = hub.token("alice", scopes=["access:servers!server=alice/"])
+    alice = await hub.atoken("alice", scopes=["access:servers!server=alice/"])
     in_url = await http.post(f"{url}?token={alice}", json=body, headers=MCP_HEADERS)
     assert in_url.status_code == 401, in_url.text
     other_scheme = await http.post(url, json=body, headers={**MCP_HEADERS, "Authorization": f"token {alice}"})
@@ -136,7 +136,7 @@ def second(hub: Hub) -> str:
 
 async def test_a_named_server_serves_its_own_endpoint(hub: Hub, second: str) -> None:
     assert second == "/user/alice/second/"
-    token = hub.token("alice", scopes=["access:servers!server=alice/second"])
+    token = await hub.atoken("alice", scopes=["access:servers!server=alice/second"])
     async with connect(f"{hub.url}/user/alice/second/mcp", token) as client:
         listed = await call_tool(client, "list_documents")
     assert listed is not None
@@ -145,7 +145,7 @@ async def test_a_named_server_serves_its_own_endpoint(hub: Hub, second: str) -> 
         refused = await http.post(
             f"{hub.url}/user/alice/second/mcp",
             json=rpc("ping"),
-            headers={**MCP_HEADERS, **bearer(hub.token("alice", scopes=["access:servers!server=alice/"]))},
+            headers={**MCP_HEADERS, **bearer(await hub.atoken("alice", scopes=["access:servers!server=alice/"]))},
         )
     assert refused.status_code == 403, refused.text
 
@@ -205,8 +205,8 @@ async def test_two_servers_of_one_user_meet_only_in_the_file_and_an_agent_is_tol
     """
     path = "shared.ipynb"
     (hub.dir / "home" / "alice" / path).write_text(two_cells("a = 0", "b = 0"))  # before any room opens it
-    token_one = hub.token("alice", scopes=["access:servers!server=alice/"])
-    token_two = hub.token("alice", scopes=["access:servers!server=alice/second"])
+    token_one = await hub.atoken("alice", scopes=["access:servers!server=alice/"])
+    token_two = await hub.atoken("alice", scopes=["access:servers!server=alice/second"])
     update = {"path": path, "exec": False}
     async with (
         connect(f"{hub.url}/user/alice/mcp", token_one) as one,
@@ -240,36 +240,39 @@ async def test_two_servers_of_one_user_meet_only_in_the_file_and_an_agent_is_tol
 
 async def test_a_named_server_in_a_directory_of_its_own_opens_no_file_of_another_server(hub: Hub) -> None:
     """The setting docs/jupyterhub.md gives against the hazard above: each named server its own directory."""
-    path = hub.start_server("alice", "apart")
+    path = await hub.astart_server("alice", "apart")
     (hub.dir / "home" / "alice" / "servers" / "apart" / "own.ipynb").write_text(two_cells("x = 0", "y = 0"))
     (hub.dir / "home" / "alice" / "in-home.ipynb").write_text(two_cells("x = 0", "y = 0"))
-    async with connect(f"{hub.url}{path}mcp", hub.token("alice", ["access:servers!server=alice/apart"])) as agent:
+    async with connect(
+        f"{hub.url}{path}mcp", await hub.atoken("alice", ["access:servers!server=alice/apart"])
+    ) as agent:
         listed = await call_tool(agent, "list_documents")
         assert "in-home.ipynb" not in str(listed) and "own.ipynb" in str(listed), listed
 
 
 async def test_a_command_line_option_from_the_hub_turns_the_extension_off(hub: Hub, http: httpx2.AsyncClient) -> None:
     """docs/jupyterhub.md's "off for everyone": Spawner.args beat every configuration file (the package's own)."""
-    hub.create_users("carol")
-    path = hub.start_server("carol")
-    auth = bearer(hub.token("carol", scopes=["access:servers!server=carol/"]))
+    await hub.acreate_users("carol")
+    path = await hub.astart_server("carol")
+    auth = bearer(await hub.atoken("carol", scopes=["access:servers!server=carol/"]))
     assert (await http.get(f"{hub.url}{path}api/status", headers=auth)).status_code == 200  # the server runs
     refused = await http.post(f"{hub.url}{path}mcp", json=rpc("ping"), headers={**MCP_HEADERS, **auth})
     assert refused.status_code == 404
-    assert "MCP endpoint: http://127.0.0.1:" in hub.log() and f"MCP endpoint: {hub.url}/user/carol/" not in hub.log()
+    log = await hub.alog()
+    assert "MCP endpoint: http://127.0.0.1:" in log and f"MCP endpoint: {hub.url}/user/carol/" not in log
 
 
 async def test_a_stopped_server_is_answered_by_the_hub_and_a_restarted_one_needs_a_new_session(
     hub: Hub, http: httpx2.AsyncClient
 ) -> None:
     """What docs/jupyterhub.md tells people a client sees when the server is stopped, and after it restarts."""
-    path = hub.start_server("bob")
+    path = await hub.astart_server("bob")
     url = f"{hub.url}{path}mcp"
-    auth = bearer(hub.token("bob", scopes=["access:servers!server=bob/"]))
+    auth = bearer(await hub.atoken("bob", scopes=["access:servers!server=bob/"]))
     session = await open_session(http, url, auth)
     headers = {**MCP_HEADERS, **auth, "mcp-session-id": session, "mcp-protocol-version": LEGACY_VERSION}
     assert (await http.post(url, json=rpc("ping"), headers=headers)).status_code == 200
-    hub.stop_server("bob")
+    await hub.astop_server("bob")
 
     # The proxy now routes the path to the hub itself: it refuses a POST (no _xsrf: it is no API of the hub's)
     # with an HTML page, and redirects a GET to its "server not running" page.
@@ -278,7 +281,7 @@ async def test_a_stopped_server_is_answered_by_the_hub_and_a_restarted_one_needs
     stream = await http.get(url, headers={**headers, "Accept": "text/event-stream"})
     assert stream.status_code == 302 and stream.headers["location"].endswith(f"/hub{path}mcp"), stream.headers
 
-    hub.start_server("bob")
+    await hub.astart_server("bob")
     gone = await http.post(url, json=rpc("ping"), headers=headers)
     assert gone.status_code == 404, gone.text  # the session died with the server: initialize again
     assert await open_session(http, url, auth)
@@ -288,10 +291,10 @@ async def test_a_stopped_named_server_is_answered_by_the_users_default_server(
     hub: Hub, http: httpx2.AsyncClient
 ) -> None:
     """The proxy's route for /user/alice/ (her running default server) then matches /user/alice/later/ too."""
-    path = hub.start_server("alice", "later")
-    auth = bearer(hub.token("alice", scopes=["access:servers!server=alice/later"]))
+    path = await hub.astart_server("alice", "later")
+    auth = bearer(await hub.atoken("alice", scopes=["access:servers!server=alice/later"]))
     session = await open_session(http, f"{hub.url}{path}mcp", auth)
-    hub.stop_server("alice", "later")
+    await hub.astop_server("alice", "later")
     headers = {**MCP_HEADERS, **auth, "mcp-session-id": session, "mcp-protocol-version": LEGACY_VERSION}
     stopped = await http.post(f"{hub.url}{path}mcp", json=rpc("ping"), headers=headers)
     assert stopped.status_code == 404 and stopped.headers["content-type"].startswith("text/html")
@@ -309,10 +312,10 @@ async def test_custom_mcp_scopes_limit_a_token_to_reading_writing_or_running_cod
     edit = {"path": path, "exec": False, "updates": [{"cell_id": "a", "content": "a = 1"}]}
     run = {"path": path, "code": "print(6 * 7)"}
 
-    def token(scope: str) -> str:
-        return hub.token("alice", ["access:servers!server=alice/", scope])
+    async def token(scope: str) -> str:
+        return await hub.atoken("alice", ["access:servers!server=alice/", scope])
 
-    reader = token("custom:mcp:read!user=alice")
+    reader = await token("custom:mcp:read!user=alice")
     async with connect(url, reader) as agent:
         read = await call_tool(agent, "get_notebook", path=path)
         assert [c["source"] for c in read["cells"]] == ["a = 0", "b = 0"]
@@ -325,18 +328,18 @@ async def test_custom_mcp_scopes_limit_a_token_to_reading_writing_or_running_cod
     )
     assert written.status_code == 403, "a read-only token cannot write through Jupyter's own API either"
 
-    async with connect(url, token("custom:mcp:write!server=alice/")) as agent:
+    async with connect(url, await token("custom:mcp:write!server=alice/")) as agent:
         await call_tool(agent, "batch_update_notebook_cells", **edit)
         assert "not authorized to execute" in await tool_error(agent, "execute_code", **run)
 
-    async with connect(url, token("custom:mcp:execute!user=alice")) as agent:
+    async with connect(url, await token("custom:mcp:execute!user=alice")) as agent:
         ran = await within(agent.call_tool("execute_code", run), 90)
         assert not ran.is_error, ran.content
         assert "42" in str(ran.structured_content)
 
     # Scoped to another server only: nothing here. No custom:mcp scope at all: not limited (alice_token's tests).
     body = rpc("initialize", {"protocolVersion": LEGACY_VERSION, "capabilities": {}, "clientInfo": {"name": "x"}})
-    elsewhere = bearer(token("custom:mcp:execute!server=alice/second"))
+    elsewhere = bearer(await token("custom:mcp:execute!server=alice/second"))
     assert (await http.post(url, json=body, headers={**MCP_HEADERS, **elsewhere})).status_code == 403
 
 

@@ -25,10 +25,11 @@ from benchmarks.jupyter_process import JupyterProcess, RawSession
 from jupyter_pair_mcp.adapters.rooms import persist
 
 from .conftest import call_tool, notebook_json, until, within
+from .patience import patient
 
 BUDGET = 10.0  # JupyterPairMCP.shutdown_timeout in this test
 KERNEL_WAIT = 3.0  # KernelManager.shutdown_wait_time: jupyter_server shuts kernels down after the extensions
-EXIT_SLACK = 5.0  # the interpreter's exit: threads joined, a loaded CI machine
+EXIT_SLACK = 5.0  # the interpreter's exit: threads joined (times the suite's patience: a loaded machine)
 CELLS = 10_000
 
 
@@ -83,7 +84,7 @@ async def _busy_then_stop(server: JupyterProcess) -> float:
         started = time.monotonic()
         assert server._process is not None
         server._process.send_signal(signal.SIGTERM)  # once: a second signal runs jupyter_server's stop again
-        await asyncio.to_thread(server._process.wait, BUDGET + KERNEL_WAIT + EXIT_SLACK + 30)
+        await asyncio.to_thread(server._process.wait, BUDGET + KERNEL_WAIT + patient(EXIT_SLACK) + 30)
         took = time.monotonic() - started
         for task in held:
             task.cancel()
@@ -104,7 +105,7 @@ def test_a_busy_server_stops_within_its_budget_and_writes_the_big_room() -> None
         took = asyncio.run(_busy_then_stop(server))
         log = server.log_text
         assert server._process is not None and server._process.returncode == 0, log[-3000:]
-        assert took < BUDGET + KERNEL_WAIT + EXIT_SLACK, f"the stop took {took:.1f} s\n{log[-3000:]}"
+        assert took < BUDGET + KERNEL_WAIT + patient(EXIT_SLACK), f"the stop took {took:.1f} s\n{log[-3000:]}"
         saved: dict[str, Any] = json.loads((server.root / "big.ipynb").read_text())
         assert len(saved["cells"]) == CELLS
         source = ["".join(cell["source"]) for cell in saved["cells"]]

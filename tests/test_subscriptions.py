@@ -11,6 +11,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from .conftest import call_tool, received, until, within
+from .patience import patient
 
 pytestmark = [
     pytest.mark.usefixtures("jp_serverapp"),
@@ -41,13 +42,13 @@ class Inbox:
 
     async def wait_for(self, uri: str, limit: float = 30.0) -> None:
         """Until an update for ``uri`` arrived (whatever else arrives too)."""
-        deadline = time.perf_counter() + limit
+        deadline = time.perf_counter() + patient(limit)
         while uri not in self.uris():
             assert time.perf_counter() < deadline, f"expected an update of {uri}, got {self.updates}"
             await asyncio.sleep(0.01)
 
     async def wait(self, count: int, limit: float = 30.0) -> None:
-        deadline = time.perf_counter() + limit
+        deadline = time.perf_counter() + patient(limit)
         while len(self.updates) < count:
             assert time.perf_counter() < deadline, f"expected {count} updates, got {self.updates}"
             await asyncio.sleep(0.01)
@@ -141,8 +142,7 @@ async def test_unsubscribe_and_session_end_stop_notifications(
             await inbox.wait(1)
             assert inbox.uris() == [f"notebook://{path}/json"]
         # the session is closed: its subscriptions are gone, nothing more arrives
-        await asyncio.sleep(0.2)
-        assert extension.subscriptions.subscription_count == 0
+        await until(lambda: extension.subscriptions.subscription_count == 0, what="the session's subscriptions ending")
         before = len(inbox.updates)
         human.type_into(0, 0, "b")
         await asyncio.sleep(INTERVAL * 2.5)
@@ -184,7 +184,7 @@ class ListInbox(Inbox):
             self.list_changes.append(time.perf_counter())
 
     async def wait_list(self, count: int, limit: float = 30.0) -> None:
-        deadline = time.perf_counter() + limit
+        deadline = time.perf_counter() + patient(limit)
         while len(self.list_changes) < count:
             assert time.perf_counter() < deadline, f"expected {count} list changes, got {len(self.list_changes)}"
             await asyncio.sleep(0.01)

@@ -1,9 +1,9 @@
 """A watchdog for the whole test process: a run ends, with every thread's stack, instead of hanging.
 
-pytest-timeout bounds each test (``timeout`` in pyproject.toml). Nothing bounds the rest of the process:
-collection, a teardown after a test already timed out (pytest-timeout fires once per test), the session's
-end, and the interpreter's exit, which joins every non-daemon thread (one run hung there after its
-summary line, with SIGINT ignored). This plugin bounds all of it:
+pytest-timeout bounds each test (``timeout`` in pyproject.toml; tests/timeouts.py ends it). Nothing bounds the
+rest of the process: collection, a teardown after a test's timeout failure was raised (it is raised once per
+test), the session's end, and the interpreter's exit, which joins every non-daemon thread (one run hung there
+after its summary line, with SIGINT ignored). This plugin bounds all of it:
 
 * pytest-timeout's own ``session_timeout`` (ini option or ``--session-timeout``, seconds) is the soft
   bound: past it, pytest-timeout stops the run *between* tests, with the usual summary and a failure.
