@@ -34,7 +34,7 @@ from jupyter_pair_mcp.adapters.rooms.cells import (
 )
 from jupyter_pair_mcp.adapters.rooms.edits import UNDOABLE, EditJournal
 from jupyter_pair_mcp.adapters.rooms.edits import Edit as JournalEdit
-from jupyter_pair_mcp.adapters.rooms.merge import Hunk, apply, apply_hunks, rebase
+from jupyter_pair_mcp.adapters.rooms.merge import Hunk, apply, apply_hunks, rebase, shared_budgets
 from jupyter_pair_mcp.adapters.rooms.replace import Replacement
 from jupyter_pair_mcp.errors import Conflict, InvalidArgument, NotFound
 
@@ -258,13 +258,14 @@ class NotebookView:
         ids = [self._index.ids[i] for i, *_ in plan]
         offset = end_of_change(plan[-1][4]) if plan else None
         last = ids[-1] if ids else None
+        budgets = shared_budgets([live for _, _, live, *_ in plan], [len(hunks) for *_, hunks, _ in plan])
         with self.edit(f"updated {cells_text(ids)}", cell_id=last, offset=offset, cells=ids) as record:
-            for index, ycell, live, change, hunks, _ in plan:
+            for (index, ycell, live, change, hunks, _), most in zip(plan, budgets, strict=True):
                 if change.cell_type is not None and change.cell_type != ycell.get("cell_type"):
                     record.text = self._retype(index, change.cell_type, apply(live, hunks))["source"]
                 else:
                     if hunks:
-                        apply_hunks(ycell["source"], live, hunks)
+                        apply_hunks(ycell["source"], live, hunks, most)
                     record.text = ycell["source"]
         return [CellUpdate(index, cell_id, text) for (index, *_, text), cell_id in zip(plan, ids, strict=True)]
 
@@ -385,9 +386,10 @@ class NotebookView:
                 targets.append((index, ycell, live, hunks, planned))
         count = sum(p.count for p in plan)
         ids = [p.cell_id for p in plan]
+        budgets = shared_budgets([live for _, _, live, _, _ in targets], [len(t[3]) for t in targets])
         with self.edit(f"replaced {count} match{'es' if count != 1 else ''} in {cells_text(ids)}", cells=ids):
-            for _, ycell, live, hunks, _ in targets:
-                apply_hunks(ycell["source"], live, hunks)
+            for (_, ycell, live, hunks, _), most in zip(targets, budgets, strict=True):
+                apply_hunks(ycell["source"], live, hunks, most)
         return [(index, planned.cell_id, planned.count) for index, *_, planned in targets]
 
     def _retype(self, index: int, cell_type: str, source: str) -> Any:
