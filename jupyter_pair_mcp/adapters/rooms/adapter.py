@@ -286,13 +286,16 @@ class RoomsAdapter:
     async def notebook(self, path: str, actor: Any = None) -> NotebookView:
         """The live notebook of ``path`` for this call only (the caller checked the file exists)."""
         document, room_id = await self._document(path, "notebook")
+        return NotebookView(document, self._cell_index(room_id, document), path, journal=self.journal, actor=actor)
+
+    def _cell_index(self, room_id: str, document: Any) -> CellIndex:
         entry = self._indexes.get(room_id)
         if entry is None or entry[0] is not document:
             if entry is not None:
                 entry[1].close()
             entry = (document, CellIndex(document.ycells))
             self._indexes[room_id] = entry
-        return NotebookView(document, entry[1], path, journal=self.journal, actor=actor)
+        return entry[1]
 
     def index_seed(self, path: str, document: Any) -> tuple[list[str], list[str], list[bool]] | None:
         """The live notebook's cell index, copied (:meth:`CellIndex.seed`), when it follows ``document``."""
@@ -327,6 +330,8 @@ class RoomsAdapter:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(observed.wait(), 5.0)
         self.kept.used(room_id, room, existed)
+        if kind == "notebook":  # a room just opened: its cell index built off the loop (a scan), before the checks
+            await self._cell_index(room_id, document).prepare(self.scanner.scan)
         call = current_call()  # a tool call (not a resource read, nor a run's output writer): once per room
         if room is not None and call is not None and room_id not in call.checked:
             await self.disk.settle(room, path)  # a file changed on disk is loaded before the call reads or edits
