@@ -606,3 +606,25 @@ async def test_a_big_output_is_read_back_through_every_reading_path(mcp_client: 
         # A subscription to a cell digests it when made, and on each change of the notebook (the same read).
         uri = f"notebook://{path}/cells/big"
         await within(client.subscribe_resource(uri))
+
+
+DISPLAY_BIG_JSON = (
+    "import random\n"
+    "from IPython.display import display\n"
+    "random.seed(7)\n"
+    f"points = [random.random() for _ in range({BIG // 40})]\n"
+    "display({'application/json': {'data': [{'type': 'scatter', 'x': points, 'y': points[::-1]}]}}, raw=True)\n"
+)
+
+
+async def test_running_a_12_mb_json_output_into_a_cell(mcp_client: Any, make_notebook: Any) -> None:
+    """A kernel's 12 MB application/json display, decoded, written into the room and shown to the agent (cut):
+    running it once held the loop 11.8 s."""
+    path = make_notebook("run.ipynb", [{"cell_type": "code", "source": DISPLAY_BIG_JSON, "id": "big"}])
+    async with mcp_client() as client:
+        ran = await within(client.call_tool("execute_notebook_cell", {"path": path, "cell_id": "big"}), 180)
+        assert not ran.is_error, ran.content[0].text
+        [output] = ran.structured_content["outputs"]
+        assert output["text"].endswith(" more characters of JSON not read]")
+        read = await call_tool(client, "get_notebook", path=path, cell_ids=["big"], max_content_length=SMALL_ANSWER)
+        assert read["cells"][0]["outputs"][0]["text"] == output["text"]
