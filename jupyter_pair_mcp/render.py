@@ -33,8 +33,9 @@ _HTML_PER_CHAR = 16
 _HTML_MIN = 1 << 14
 _HTML_MAX = 1 << 15
 #: HTML one read (a get_notebook call, a notebook:// read, a prompt) parses for all its outputs together
-#: (:class:`ReadBudget`): 300 cells of 40 KB tables, 32 KiB parsed each, held the loop 570 ms in one read.
-HTML_PER_READ = 1 << 16
+#: (:class:`ReadBudget`), as much as one output may (~25 ms of dense tables): 300 cells of 40 KB tables, 32 KiB
+#: parsed each, held the loop 570 ms in one read.
+HTML_PER_READ = _HTML_MAX
 #: Characters of a JSON output serialized past its cut to count what is cut: as many as were read, at least 1 KiB,
 #: at most this. Past that the rest is not serialized (a 12 MB figure would hold the loop for a second), and the
 #: marker says only that more than that many characters were not read. (256 KiB past every cut once made a read
