@@ -32,12 +32,31 @@ _REPR_MAX = 300
 _HTML_PER_CHAR = 16
 _HTML_MIN = 1 << 14
 _HTML_MAX = 1 << 15
-#: Characters of a JSON output serialized to read it: past this the rest is not serialized (a 12 MB figure would
-#: hold the loop for a second), and the marker says only that more than this many characters were not read.
+#: HTML one read (a get_notebook call, a notebook:// read, a prompt) parses for all its outputs together
+#: (:class:`ReadBudget`), as much as one output may (~25 ms of dense tables): 300 cells of 40 KB tables, 32 KiB
+#: parsed each, held the loop 570 ms in one read.
+HTML_PER_READ = _HTML_MAX
+#: Characters of a JSON output serialized past its cut to count what is cut: as many as were read, at least 1 KiB,
+#: at most this. Past that the rest is not serialized (a 12 MB figure would hold the loop for a second), and the
+#: marker says only that more than that many characters were not read. (256 KiB past every cut once made a read
+#: of 50 cells holding 40 KB figures serialize 2 MB in the pure-Python encoder: 250 ms of the loop.)
 _JSON_MAX = 1 << 18
+_JSON_MIN = 1 << 10
 #: An image longer than this (base64 characters) is handed on as it is, never copied to drop line breaks: it is far
 #: past any image a result may carry (``ImageLimits.each``) and is only counted as left out.
 _IMAGE_COPY_MAX = 16 << 20
+
+
+@dataclass
+class ReadBudget:
+    """What one read may still spend rendering its outputs, shared by all of them: characters of HTML to parse.
+
+    Past it an HTML output is not parsed at all: its text is a marker saying how much was not read (the output
+    counts as cut; reading its cell alone reads it). Per output the work is bounded already; this bounds a read
+    of many outputs, whose texts may be short (tag soup reduces to nothing) while each costs its HTML.
+    """
+
+    html: int = HTML_PER_READ
 
 
 def strip_ansi(text: str) -> str:
@@ -66,27 +85,30 @@ def _joined(value: Any) -> str:
     return "".join(value) if isinstance(value, list) else str(value)
 
 
-def _html(html: str, max_length: int | None) -> str:
-    """HTML's text, cut at ``max_length`` (None: what ``_HTML_MAX`` of HTML holds, for the caller to cut)."""
-    if max_length is None:
-        limit = 1 << 20
-        reduced = reduce_html(html, limit, _HTML_MAX)
-    else:
-        budget = min(max(_HTML_PER_CHAR * max_length, _HTML_MIN), _HTML_MAX)
-        reduced = reduce_html(html, max_length, budget)
-        limit = max_length
+def _html(html: str, max_length: int | None, spend: ReadBudget | None = None) -> str:
+    """HTML's text, cut at ``max_length`` (None: what ``_HTML_MAX`` of HTML holds, for the caller to cut), parsing
+    no more than what is left of the read's ``spend``."""
+    budget = _HTML_MAX if max_length is None else min(max(_HTML_PER_CHAR * max_length, _HTML_MIN), _HTML_MAX)
+    if spend is not None:
+        if spend.html <= 0:
+            return f"[text/html output]\n[... {len(html)} more characters of HTML not read]"
+        budget = min(budget, spend.html)
+    limit = 1 << 20 if max_length is None else max_length
+    reduced = reduce_html(html, limit, budget)
+    if spend is not None:
+        spend.html -= max(reduced.work, 1)
     if not reduced.unread:
         return reduced.text if max_length is None else cut(reduced.text, max_length)
     return f"{reduced.text[:limit]}\n[... {reduced.unread} more characters of HTML not read]"
 
 
-def _rich(data: dict[str, Any], max_length: int | None) -> tuple[str, bool] | None:
+def _rich(data: dict[str, Any], max_length: int | None, spend: ReadBudget | None) -> tuple[str, bool] | None:
     """The text of the richest readable type, for an output whose ``text/plain`` says nothing, and
     whether it is cut already (HTML is read only as far as needed)."""
     if "text/markdown" in data:
         return _joined(data["text/markdown"]), False
     if "text/html" in data:
-        return _html(_joined(data["text/html"]), max_length), True
+        return _html(_joined(data["text/html"]), max_length, spend), True
     if "text/latex" in data:
         return _joined(data["text/latex"]), False
     if "application/json" in data:
@@ -98,27 +120,31 @@ def _rich(data: dict[str, Any], max_length: int | None) -> tuple[str, bool] | No
 
 
 def _json(value: Any, max_length: int | None) -> str:
-    """Compact JSON of ``value`` cut at ``max_length``, serialized piece by piece only as far as needed: up to
-    ``_JSON_MAX`` characters past the cut to count what is cut, never the whole of a huge value."""
+    """Compact JSON of ``value`` cut at ``max_length``, serialized piece by piece only as far as needed: up to as
+    many characters again past the cut (``_JSON_MIN`` to ``_JSON_MAX``) to count what is cut, never the whole of a
+    huge value: the work is linear in what the reader returns."""
     limit = (1 << 20) if max_length is None else max_length
+    slack = min(max(limit, _JSON_MIN), _JSON_MAX)
     encoder = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str)
     pieces: list[str] = []
     read = 0
     for piece in encoder.iterencode(value):  # not one-shot: the pure-Python encoder, a generator
         pieces.append(piece)
         read += len(piece)
-        if read > limit + _JSON_MAX:
+        if read > limit + slack:
             text = "".join(pieces)
-            return f"{text[:limit]}\n[... over {_JSON_MAX} more characters of JSON not read]"
+            return f"{text[:limit]}\n[... over {slack} more characters of JSON not read]"
     return cut("".join(pieces), limit)
 
 
-def output_text(output: dict[str, Any], max_length: int | None = None) -> tuple[str, str | None]:
+def output_text(
+    output: dict[str, Any], max_length: int | None = None, spend: ReadBudget | None = None
+) -> tuple[str, str | None]:
     """The readable text of one output and, for an image, its MIME type.
 
-    With ``max_length`` the text is cut; without, the caller cuts it.
+    With ``max_length`` the text is cut; without, the caller cuts it. ``spend``: what is left of the read's work.
     """
-    text, mime, done = _text(output, max_length)
+    text, mime, done = _text(output, max_length, spend)
     return (text if done or max_length is None else cut(text, max_length)), mime
 
 
@@ -135,7 +161,7 @@ def _clean(text: str, max_length: int | None) -> tuple[str, bool]:
     return f"{shown[:max_length]}\n[... {len(shown) - max_length + len(text) - head} more characters cut]", True
 
 
-def _text(output: dict[str, Any], max_length: int | None) -> tuple[str, str | None, bool]:
+def _text(output: dict[str, Any], max_length: int | None, spend: ReadBudget | None) -> tuple[str, str | None, bool]:
     kind = output.get("output_type")
     if kind == "stream":
         text, done = _clean(_joined(output.get("text", "")), max_length)
@@ -155,7 +181,7 @@ def _text(output: dict[str, Any], max_length: int | None) -> tuple[str, str | No
             return f"[{mime} image, {size} bytes{': ' + alt if alt else ''}]", mime, False
     if plain is not None:
         return plain, None, plain_done
-    rich = _rich(data, max_length)
+    rich = _rich(data, max_length, spend)
     if rich is not None:
         return rich[0], None, rich[1]
     if "text/plain" in data:
@@ -174,11 +200,13 @@ def image_size(mime: str, stored: str) -> int:
     return max(0, characters * 3 // 4 - padding)
 
 
-def render_outputs(outputs: list[dict[str, Any]], max_length: int) -> list[dict[str, Any]]:
+def render_outputs(
+    outputs: list[dict[str, Any]], max_length: int, spend: ReadBudget | None = None
+) -> list[dict[str, Any]]:
     """Every output as ``{output_type, text}`` (plus ``mime`` for images), each text cut at ``max_length``."""
     rendered = []
     for output in outputs:
-        text, mime = output_text(output, max_length)
+        text, mime = output_text(output, max_length, spend)
         item: dict[str, Any] = {"output_type": output.get("output_type", "unknown"), "text": text}
         if mime:
             item["mime"] = mime

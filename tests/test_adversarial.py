@@ -10,6 +10,9 @@ answers are kept small (``max_content_length``) so the test client's own parsing
 
 from __future__ import annotations
 
+import base64
+import json
+import random
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -482,3 +485,154 @@ async def test_replace_in_many_cells_is_refused_whole(mcp_client: Any, make_note
         some = [f"cell-{i}" for i in range(3)]
         done = await call_tool(client, "replace_in_notebook", path=path, find="x", replace="y", cell_ids=some)
         assert done["replacements"] == 3 and done["cells_left_out"] == 0
+
+
+SPREAD_CELLS = MAX_BATCH  # as many cells as one replace may change
+PER_CELL = 500
+
+
+async def test_replace_in_notebook_with_many_matches_spread_over_many_cells(
+    mcp_client: Any, make_notebook: Any
+) -> None:
+    """100 000 matches, 500 in each of 200 cells: the same count in one cell is one bounded edit; spread over
+    cells it once cost 35-42 CPU-s on the loop (every cell's matches applied as up to 500 Y text operations)."""
+    cells = [{"cell_type": "code", "source": "x\n" * PER_CELL, "id": f"s{i}"} for i in range(SPREAD_CELLS)]
+    path = make_notebook("spread.ipynb", cells)
+    async with mcp_client() as client:
+        done = await within(client.call_tool("replace_in_notebook", {"path": path, "find": "x", "replace": "yy"}), 300)
+        assert not done.is_error, done.content[0].text
+        assert done.structured_content["replacements"] == SPREAD_CELLS * PER_CELL
+        last = await call_tool(
+            client, "get_notebook", path=path, cell_ids=["s0", f"s{SPREAD_CELLS - 1}"], max_content_length=SMALL_ANSWER
+        )
+        assert [c["source"] for c in last["cells"]] == ["yy\n" * PER_CELL] * 2
+
+
+BIG = 12_000_000  # characters of one output: a plotly-sized figure
+
+
+def _big_output(kind: str, size: int = BIG) -> dict[str, Any]:
+    """One output of about ``size`` characters, of the kind named (built outside the loop)."""
+    if kind == "json":
+        rng = random.Random(7)
+        points = size // 40
+        figure = {
+            "data": [
+                {
+                    "type": "scatter",
+                    "x": [rng.random() for _ in range(points)],
+                    "y": [rng.random() for _ in range(points)],
+                }
+            ],
+            "layout": {"title": {"text": "big"}},
+        }
+        data: dict[str, Any] = {"application/json": figure, "text/plain": "<IPython.core.display.JSON object>"}
+        return {"output_type": "display_data", "data": data, "metadata": {}}
+    if kind == "plain":
+        return {
+            "output_type": "execute_result",
+            "execution_count": 1,
+            "data": {"text/plain": "0123456789abcde\n" * (size // 16)},
+            "metadata": {},
+        }
+    if kind == "png":
+        png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(size * 3 // 4)).decode()
+        return {"output_type": "display_data", "data": {"image/png": png, "text/plain": "<Figure>"}, "metadata": {}}
+    if kind == "html":
+        html = "<table>" + "<tr><td>1</td><td>2</td></tr>" * (size // 30) + "</table>"
+        data = {"text/html": html, "text/plain": "<IPython.core.display.HTML object>"}
+        return {"output_type": "display_data", "data": data, "metadata": {}}
+    assert kind == "stream"
+    return {"output_type": "stream", "name": "stdout", "text": "0123456789abcde\n" * (size // 16)}
+
+
+SPREAD_OUTPUTS = 300  # cells of the spread cases, each with an output of BIG / SPREAD_OUTPUTS characters
+
+
+def _output_cell(cell_id: str, output: dict[str, Any]) -> dict[str, Any]:
+    return {"cell_type": "code", "source": "show()", "id": cell_id, "execution_count": 1, "outputs": [output]}
+
+
+@pytest.fixture(params=["json", "plain", "png", "html", "stream", "json-spread", "html-spread"])
+def big_output(request: Any, jp_root_dir: Path) -> str:
+    """A notebook whose cell ``big`` holds one ~12 MB output of each kind, or (``-spread``) whose 300 cells from
+    ``big`` on hold 12 MB of JSON or HTML outputs between them; written before the server reads it."""
+    if request.param.endswith("-spread"):
+        each = _big_output(request.param.split("-")[0], BIG // SPREAD_OUTPUTS)
+        outputs = [_output_cell("big" if i == 0 else f"o{i}", each) for i in range(SPREAD_OUTPUTS)]
+    else:
+        outputs = [_output_cell("big", _big_output(request.param))]
+    cells = [
+        {"cell_type": "markdown", "source": "# A big output", "id": "head"},
+        *outputs,
+        {"cell_type": "code", "source": "x = 1", "id": "after"},
+    ]
+    (jp_root_dir / "big.ipynb").write_text(notebook_json(cells))
+    return "big.ipynb"
+
+
+#: Opening the room of a notebook holding a 12 MB output is upstream's work on the loop, outside what the test
+#: is about: jupyter_server's notary signs every value of the notebook (~0.7 s), jupyter_ydoc copies each cell.
+OPEN_BIG = "opening a room of a 12 MB output: jupyter_server signs every value of the notebook on the loop (upstream)"
+
+
+@pytest.fixture
+def big_room(big_output: str, extension: Any, jp_asyncio_loop: Any) -> str:
+    """The room of ``big_output``, opened in the test's setup (where its bound is raised for upstream's load)."""
+    jp_asyncio_loop.run_until_complete(extension.rooms.notebook(big_output))
+    return big_output
+
+
+@pytest.mark.filterwarnings(r"ignore:resources/(un)?subscribe is removed:mcp.shared.exceptions.MCPDeprecationWarning")
+@pytest.mark.loop_bound(2.0, reason=OPEN_BIG, phases=("setup",))
+async def test_a_big_output_is_read_back_through_every_reading_path(mcp_client: Any, big_room: str) -> None:
+    """Every way an agent reads a notebook back, on a notebook holding a ~12 MB output: each returns a bounded
+    answer, and none converts, renders or serializes the whole output on the loop (it once held it 10-27 s)."""
+    path = big_room
+    async with mcp_client() as client:
+        read = await call_tool(client, "get_notebook", path=path, max_content_length=SMALL_ANSWER)
+        assert [c["id"] for c in read["cells"][:2]] == ["head", "big"]
+        assert len(json.dumps(read)) < 6 * SMALL_ANSWER  # texts within the budget, and each cell's fields
+        one = await call_tool(
+            client, "get_notebook", path=path, cell_ids=["big"], include_images=True, max_content_length=SMALL_ANSWER
+        )
+        assert len(one["cells"][0]["outputs"]) == 1
+        outline = await call_tool(client, "get_notebook_outline", path=path)
+        assert [c["id"] for c in outline["cells"][:2]] == ["head", "big"] and outline["cells"][-1]["id"] == "after"
+        await call_tool(client, "search_notebook", path=path, query="show")
+        await call_tool(client, "get_notebook_info", path=path)
+        for view in ("", "/json", "/cells", "/cells/big"):
+            contents = (await within(client.read_resource(f"notebook://{path}{view}"), 60)).contents
+            assert sum(len(getattr(c, "text", "") or getattr(c, "blob", "")) for c in contents) < 4 * 100_000
+        prompt = await within(client.get_prompt("explain_cell_output", {"path": path, "cell_id": "big"}), 60)
+        assert prompt.messages
+        history = await call_tool(client, "get_document_history", path=path)
+        for version in history["versions"][:2]:
+            await call_tool(
+                client, "get_document_version", path=path, version_id=version["version_id"], max_content_length=100
+            )
+        # A subscription to a cell digests it when made, and on each change of the notebook (the same read).
+        uri = f"notebook://{path}/cells/big"
+        await within(client.subscribe_resource(uri))
+
+
+DISPLAY_BIG_JSON = (
+    "import random\n"
+    "from IPython.display import display\n"
+    "random.seed(7)\n"
+    f"points = [random.random() for _ in range({BIG // 40})]\n"
+    "display({'application/json': {'data': [{'type': 'scatter', 'x': points, 'y': points[::-1]}]}}, raw=True)\n"
+)
+
+
+async def test_running_a_12_mb_json_output_into_a_cell(mcp_client: Any, make_notebook: Any) -> None:
+    """A kernel's 12 MB application/json display, decoded, written into the room and shown to the agent (cut):
+    running it once held the loop 11.8 s."""
+    path = make_notebook("run.ipynb", [{"cell_type": "code", "source": DISPLAY_BIG_JSON, "id": "big"}])
+    async with mcp_client() as client:
+        ran = await within(client.call_tool("execute_notebook_cell", {"path": path, "cell_id": "big"}), 180)
+        assert not ran.is_error, ran.content[0].text
+        [output] = ran.structured_content["outputs"]
+        assert output["text"].endswith(" more characters of JSON not read]")
+        read = await call_tool(client, "get_notebook", path=path, cell_ids=["big"], max_content_length=SMALL_ANSWER)
+        assert read["cells"][0]["outputs"][0]["text"] == output["text"]

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from pycrdt import Doc, Text
+from pycrdt import Array, Doc, Map, Text
 
 from jupyter_pair_mcp.adapters.rooms import merge as merge_module
 from jupyter_pair_mcp.adapters.rooms.merge import (
@@ -22,6 +22,7 @@ from jupyter_pair_mcp.adapters.rooms.merge import (
     diff,
     ops_budget,
     rebase,
+    shared_budgets,
 )
 from jupyter_pair_mcp.adapters.rooms.replace import plan_text
 from jupyter_pair_mcp.adapters.rooms.textdoc import TextView
@@ -203,6 +204,29 @@ def test_many_hunks_are_applied_in_a_bounded_number_of_operations(matches: int, 
         apply_hunks(counting, source, planned.hunks)
     assert str(ytext) == source.replace("x", "yy")
     assert counting.ops <= 2 * ops_budget(source)
+
+
+def test_texts_edited_in_one_transaction_share_one_operations_budget() -> None:
+    """500 matches in each of 200 cells, in one transaction: yrs moves every later block of the client at each
+    split, so the cost grows with all the operations made before, in any text. The cells share one budget of
+    MAX_TEXT_OPS operations (it once made 100 000), and the result is the same."""
+    sources = ["x\n" * 500] * 200
+    doc = Doc()
+    cells = doc.get("cells", type=Array)
+    with doc.transaction():
+        for source in sources:
+            cells.append(Map({"source": Text(source)}))
+    plans = [plan_text(source, re.compile("x"), "yy", literal=True) for source in sources]
+    budgets = shared_budgets(sources, [len(p.hunks) for p in plans])
+    assert all(b >= 1 for b in budgets) and sum(budgets) <= merge_module.MAX_TEXT_OPS
+    texts = [_CountingText(cells[i]["source"]) for i in range(len(sources))]
+    with doc.transaction():
+        for text, source, planned, most in zip(texts, sources, plans, budgets, strict=True):
+            apply_hunks(text, source, planned.hunks, most)
+    assert all(str(cells[i]["source"]) == "yy\n" * 500 for i in range(len(sources)))
+    assert sum(t.ops for t in texts) <= 2 * merge_module.MAX_TEXT_OPS
+    assert shared_budgets(["a", "b"], [3, 1]) == [3, 1], "under the budget: what each wants"
+    assert shared_budgets(["a"] * 600, [5] * 600) == [1] * 600, "more texts than the budget: one each"
 
 
 def test_bounded_keeps_the_widest_stretches_untouched() -> None:

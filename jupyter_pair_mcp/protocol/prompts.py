@@ -34,7 +34,7 @@ from mcp_types import INVALID_PARAMS, GetPromptRequestParams
 from pydantic import Field
 
 from jupyter_pair_mcp.errors import PairMCPError
-from jupyter_pair_mcp.render import CUT_MARKER, cut, render_outputs
+from jupyter_pair_mcp.render import CUT_MARKER, ReadBudget, cut, render_outputs
 from jupyter_pair_mcp.tools.registry import READ, Backends, authorize_request
 from jupyter_pair_mcp.tools.views import Reads
 
@@ -89,11 +89,12 @@ async def _embedded_cell(b: Backends, ctx: Context, path: str, cell_id: str) -> 
         *_fenced(source),
     ]
     shown, left_out = 0, 0
+    spend = ReadBudget()  # the rendering work of this prompt, shared by its outputs
     for output in cell.outputs:
         if budget <= 0:
             left_out += 1
             continue
-        [rendered] = render_outputs([output], min(b.max_output_length, budget))
+        [rendered] = render_outputs([output], min(b.max_output_length, budget), spend)
         lines += [f"Output {shown + 1} ({rendered['output_type']}):", *_fenced(rendered["text"], "text")]
         budget -= len(rendered["text"])
         shown += 1

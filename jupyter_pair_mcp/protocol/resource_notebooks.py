@@ -21,7 +21,7 @@ from typing import Any
 from mcp_types import BlobResourceContents, TextResourceContents
 
 from jupyter_pair_mcp.adapters.rooms import CellData, NotebookView
-from jupyter_pair_mcp.render import CUT_MARKER, ImageLimits, cut, output_text
+from jupyter_pair_mcp.render import CUT_MARKER, ImageLimits, ReadBudget, cut, output_text
 
 _BLOB_IMAGES = ("image/png", "image/jpeg", "image/gif", "image/svg+xml")
 #: Characters a cell and an output cost besides their texts (a header, JSON keys), counted against the budget
@@ -78,11 +78,12 @@ def page(view: NotebookView, path: str, served: Any, limit: int, max_output_leng
     """
     result = Page(path, view.cell_count, view.notebook_metadata())
     used = 0
+    spend = ReadBudget()  # the rendering work of this read, shared by its outputs
     for data in view.cells(range(view.cell_count)):  # consumed without awaiting, as NotebookView.cells asks
         source_cut = len(data.source) > limit
         source = cut(data.source, limit) if source_cut else data.source
         size = len(source) + len(data.id) + _CELL_COST
-        outputs, left_out = _outputs(data.outputs, max_output_length, limit - used - size)
+        outputs, left_out = _outputs(data.outputs, max_output_length, limit - used - size, spend)
         if result.cells and (left_out or used + size > limit):
             result.next_index = data.index  # a later cell comes whole or not at all
             break
@@ -104,11 +105,13 @@ def page(view: NotebookView, path: str, served: Any, limit: int, max_output_leng
     return result
 
 
-def _outputs(outputs: list[dict[str, Any]], max_length: int, budget: int) -> tuple[list[dict[str, Any]], int]:
+def _outputs(
+    outputs: list[dict[str, Any]], max_length: int, budget: int, spend: ReadBudget
+) -> tuple[list[dict[str, Any]], int]:
     """The outputs rendered as text while they fit ``budget`` characters, and how many did not."""
     rendered: list[dict[str, Any]] = []
     for position, output in enumerate(outputs):
-        text, mime = output_text(output, max_length)
+        text, mime = output_text(output, max_length, spend)
         if len(text) + _OUTPUT_COST > budget:
             return rendered, len(outputs) - position
         budget -= len(text) + _OUTPUT_COST
@@ -164,6 +167,7 @@ def cell_contents(
     budget = limit - len(source)
     left: list[str] = []
     count = total = 0
+    spend = ReadBudget()  # the rendering work of this read, shared by its outputs
     for position, output in enumerate(data.outputs):
         output_meta: dict[str, Any] = {"output_index": position, "output_type": output.get("output_type", "unknown")}
         image = _image(output, images.each)
@@ -174,7 +178,7 @@ def cell_contents(
             continue
         if image is not None:
             output_meta["image_not_returned"] = _why(image[1], count, images)
-        text, _ = output_text(output, max_output_length)
+        text, _ = output_text(output, max_output_length, spend)
         if len(text) + _OUTPUT_COST > budget:
             left.append(f"outputs {position}-{len(data.outputs) - 1} not shown")
             break

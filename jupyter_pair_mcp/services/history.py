@@ -22,6 +22,7 @@ from jupyter_pair_mcp.adapters.rooms.restore import (
     restore_text,
     touched_since,
     version_cells,
+    version_page,
     version_text,
 )
 from jupyter_pair_mcp.adapters.rooms.undo import UndoResult, UndoTracker
@@ -225,7 +226,7 @@ def _extend(version: Version, row: Row) -> None:
     version.updates += 1
 
 
-__all__ = ["HistoryService", "RestoreOutcome", "Version", "fold", "version_cells", "version_text"]
+__all__ = ["HistoryService", "RestoreOutcome", "Version", "fold", "version_cells", "version_page", "version_text"]
 
 
 def undo_report(path: str, result: UndoResult) -> UndoEditsResult:

@@ -22,7 +22,7 @@ from jupyter_pair_mcp.services.history import (
     Version,
     restore_report,
     undo_report,
-    version_cells,
+    version_page,
     version_text,
 )
 from jupyter_pair_mcp.tools.notebook import check_max
@@ -94,21 +94,16 @@ def history_tools(b: Backends) -> list[ToolSpec]:
         cells: list[VersionCell] | None = None
         content: str | None = None
         truncated = False
+        cell_count = None
         if kind == "notebook":
-            everything = version_cells(doc)
-            raw = everything[start_index:end_index]
+            # Every cell of the version converted (outputs too): a scan, in the scan process for a big one.
+            cell_count, page = await b.rooms.scanner.scan(doc, version_page, start_index, end_index)
             cells = []
-            for cell in raw:
-                source = str(cell.get("source", ""))
+            for cell_id, cell_type, source in page:
                 cut = len(source) > budget
                 truncated = truncated or cut
                 cells.append(
-                    VersionCell(
-                        id=str(cell.get("id", "")),
-                        cell_type=str(cell.get("cell_type", "code")),
-                        source=source[: max(budget, 0)],
-                        truncated=cut,
-                    )
+                    VersionCell(id=cell_id, cell_type=cell_type, source=source[: max(budget, 0)], truncated=cut)
                 )
                 budget = max(budget - len(source), 0)
         else:
@@ -122,7 +117,7 @@ def history_tools(b: Backends) -> list[ToolSpec]:
             source=_source(version),
             summary=version.summary,
             cells=cells,
-            cell_count=len(everything) if kind == "notebook" else None,
+            cell_count=cell_count,
             content=content,
             truncated=truncated,
         )

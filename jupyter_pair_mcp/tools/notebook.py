@@ -31,7 +31,7 @@ from jupyter_pair_mcp.models.results import (
     SessionResult,
     User,
 )
-from jupyter_pair_mcp.render import CUT_MARKER, PickedImages, cut, output_images, render_outputs
+from jupyter_pair_mcp.render import CUT_MARKER, PickedImages, ReadBudget, cut, output_images, render_outputs
 from jupyter_pair_mcp.tools.execution import with_images
 from jupyter_pair_mcp.tools.params import (
     MAX_CONTENT_LENGTH,
@@ -148,8 +148,9 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
         used, next_index = 0, None
         reads = Reads(b, ctx, path, fork_id)
         images: list[tuple[str, str, str]] = []  # (cell id, MIME type, base64) of the returned cells' images
+        spend = ReadBudget()  # the rendering work of this read, shared by its outputs
         for data in view.cells(indexes):
-            cell, outputs_cut = _cell(data, include_outputs, b.max_output_length)
+            cell, outputs_cut = _cell(data, include_outputs, b.max_output_length, spend)
             size = len(cell.source) + sum(len(o.text) for o in cell.outputs)
             if cells and used + size > max_content_length:
                 next_index = data.index if cell_ids is None else None
@@ -303,9 +304,9 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
     ]
 
 
-def _cell(data: CellData, include_outputs: bool, max_output_length: int) -> tuple[Cell, bool]:
+def _cell(data: CellData, include_outputs: bool, max_output_length: int, spend: ReadBudget) -> tuple[Cell, bool]:
     """The cell as returned (its revision is set by the caller), and whether an output text was cut."""
-    outputs = render_outputs(data.outputs, max_output_length) if include_outputs else []
+    outputs = render_outputs(data.outputs, max_output_length, spend) if include_outputs else []
     cell = Cell(
         index=data.index,
         id=data.id,

@@ -8,7 +8,7 @@ module each.
 """
 
 from jupyter_pair_mcp.adapters.rooms.adapter import ContentWatch, RoomInfo, RoomsAdapter
-from jupyter_pair_mcp.adapters.rooms.cells import CellChange, CellData, CellUpdate, NewCell
+from jupyter_pair_mcp.adapters.rooms.cells import CellChange, CellData, CellUpdate, NewCell, cell_digests
 from jupyter_pair_mcp.adapters.rooms.edits import Edit, EditJournal
 from jupyter_pair_mcp.adapters.rooms.history import Row
 from jupyter_pair_mcp.adapters.rooms.merge import MergeConflict, TextOp
@@ -33,6 +33,7 @@ __all__ = [
     "Row",
     "TextOp",
     "TextView",
+    "cell_digests",
     "plan_notebook",
     "plan_text",
 ]

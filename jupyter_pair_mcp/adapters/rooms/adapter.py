@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -181,9 +182,12 @@ class RoomsAdapter:
         """Our saves and reloads for the room (bounded save interval, merged reloads; see saving.py)."""
         adopt(room, self.save_interval, write_now, reload_now, self._cell_ids, self._reader)
 
-    def _cell_ids(self, room: Any) -> list[str]:
-        """The live notebook's cell ids in order, from its cell index (built now if no call made it yet)."""
-        return list(self._index(room.room_id, room._document).ids)
+    async def _cell_ids(self, room: Any) -> Callable[[], list[str]]:
+        """What gives the live notebook's cell ids in order, from its cell index (built off the loop now if no call
+        built it yet)."""
+        index = self._index(room.room_id, room._document)
+        await index.prepare(self.scanner.scan)
+        return lambda: list(index.ids)
 
     def _index(self, room_id: str, document: Any) -> CellIndex:
         entry = self._indexes.get(room_id)
@@ -354,6 +358,8 @@ class RoomsAdapter:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(observed.wait(), 5.0)
         self.kept.used(room_id, room, existed)
+        if kind == "notebook":  # a room just opened: its cell index built off the loop (a scan), before the checks
+            await self._index(room_id, document).prepare(self.scanner.scan)
         call = current_call()  # a tool call (not a resource read, nor a run's output writer): once per room
         if room is not None and call is not None and room_id not in call.checked:
             await self.disk.settle(room, path)  # a file changed on disk is loaded before the call reads or edits

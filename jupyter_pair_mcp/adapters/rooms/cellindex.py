@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,15 @@ def cells_json(ycells: Any) -> list[dict[str, Any]]:
     return [c for c in raw if isinstance(c, dict)]
 
 
+def index_rows(snapshot: str) -> tuple[list[str], list[str], list[bool]]:
+    """Ids, types and run state of every cell of a :func:`scanning.cells_snapshot` (safe in any process)."""
+    cells = [c for c in json.loads(snapshot) if isinstance(c, dict)]
+    ids = [str(c.get("id", "") or "") for c in cells]
+    kinds = [str(c.get("cell_type", "code")) for c in cells]
+    ran = [c.get("execution_count") is not None for c in cells]
+    return ids, kinds, ran
+
+
 class CellIndex:
     """Cell ids (in order), types and run state of one live ``cells`` array."""
 
@@ -47,6 +57,7 @@ class CellIndex:
         # caller's next access to the same cell reuses it instead of walking the array again.
         self._fetched: dict[int, Any] = {}
         self._valid = False
+        self._changes = 0  # change events seen: a build off the loop is dropped if any arrived meanwhile
         self._subscriptions = [ycells.observe(self._on_structure), ycells.observe_deep(self._on_cells)]
 
     def seed(self) -> tuple[list[str], list[str], list[bool]]:
@@ -58,11 +69,29 @@ class CellIndex:
     @classmethod
     def seeded(cls, ycells: Any, seed: tuple[list[str], list[str], list[bool]]) -> CellIndex:
         index = cls(ycells)
-        index._ids, index._kinds, index._ran = seed
-        index._totals.update(index._kinds)
-        index._totals[_RAN] = sum(index._ran)
-        index._valid = len(index._ids) == len(ycells)
+        index._seed(seed)
         return index
+
+    def _seed(self, seed: tuple[list[str], list[str], list[bool]]) -> None:
+        self._fetched.clear()
+        self._ids, self._kinds, self._ran = seed
+        self._totals.clear()
+        self._totals.update(self._kinds)
+        self._totals[_RAN] = sum(self._ran)
+        self._positions = None
+        self._valid = len(self._ids) == len(self._ycells)
+
+    async def prepare(self, scan: Callable[..., Awaitable[Any]]) -> None:
+        """Build the index off the loop when it is not built (a room just opened): its build reads every cell
+        whole, outputs included (a 12 MB figure held the loop 170 ms), so ``scan`` (:meth:`Scanner.scan`) runs
+        it in the scan process for a big notebook. A change arriving meanwhile drops the result: the index is
+        then built on first use, on the loop, as before."""
+        if self._valid and len(self._ids) == len(self._ycells):
+            return
+        changes = self._changes
+        seed = await scan(self._ycells.doc, index_rows)
+        if self._changes == changes and not self._valid:
+            self._seed(seed)
 
     def close(self) -> None:
         for subscription in self._subscriptions:
@@ -183,6 +212,7 @@ class CellIndex:
 
     def _on_structure(self, event: Any) -> None:
         """Cells inserted or deleted: apply the delta. Never raise (it would fail the editor's call)."""
+        self._changes += 1
         self._fetched.clear()
         if not self._valid:
             return
@@ -209,6 +239,7 @@ class CellIndex:
 
     def _on_cells(self, events: Any) -> None:
         """A cell's type, run state or id changed in place: update by id (no path walk)."""
+        self._changes += 1
         if not self._valid:
             return
         try:

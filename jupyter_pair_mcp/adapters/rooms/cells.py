@@ -6,6 +6,7 @@ snapshot (safe in a worker thread), and the nbformat shape of a new cell.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable
@@ -97,6 +98,18 @@ def search_snapshot(
             text = source.splitlines()[line - 1] if source else ""
             matches.append(Match(str(cell.get("id", "")), i, line, column, text[:200]))
     return matches, False
+
+
+def cell_digests(snapshot: str, cell_ids: list[str]) -> dict[str, str]:
+    """A digest of each of ``cell_ids`` in a :meth:`NotebookView.snapshot`, ``"<deleted>"`` for one not there
+    (safe in any process: a cell of a 12 MB figure is converted and serialized there, not on the loop)."""
+    wanted = set(cell_ids)
+    found = dict.fromkeys(cell_ids, "<deleted>")
+    for cell in json.loads(snapshot):
+        if isinstance(cell, dict) and str(cell.get("id", "")) in wanted:
+            text = json.dumps(cell, sort_keys=True, default=str).encode()
+            found[str(cell["id"])] = hashlib.blake2b(text, digest_size=16).hexdigest()
+    return found
 
 
 def cell_data(index: int, raw: dict[str, Any]) -> CellData:

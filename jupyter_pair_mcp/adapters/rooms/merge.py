@@ -284,9 +284,13 @@ def apply(text: str, hunks: list[Hunk]) -> str:
     return "".join(parts)
 
 
-#: Y text operations one edit may make in one text. pycrdt finds an operation's place by walking the text's
-#: blocks from the start and copies the block it splits, so each costs more the more were made before it
-#: and the longer the text: one edit stays within ~10 ms of the event loop only with a bounded number.
+#: Y text operations one edit may make, in one text or in all the texts of one transaction together. pycrdt
+#: finds an operation's place by walking the text's blocks from the start and copies the block it splits; and
+#: yrs keeps every block a client made in one array per client, so a split inserts into the middle of that
+#: array, moving every block the client made after it (every cell of a notebook loaded by the room's client):
+#: each operation costs more the more were made before it, in any text of the document. 100 000 operations
+#: spread over 200 cells (500 each) held the loop 25-42 s; one edit stays within ~10 ms only with a bounded
+#: number for the whole transaction (:func:`shared_budgets`).
 MAX_TEXT_OPS = 500
 #: Operations times the text's UTF-8 length (each may copy up to the rest of the text) one edit may cost.
 TEXT_OP_BYTES = 256 * 1024 * 1024
@@ -295,6 +299,20 @@ TEXT_OP_BYTES = 256 * 1024 * 1024
 def ops_budget(text: str) -> int:
     """How many separate Y text operations an edit of ``text`` may make (at least one)."""
     return max(1, min(MAX_TEXT_OPS, TEXT_OP_BYTES // max(1, len(text.encode("utf-8")))))
+
+
+def shared_budgets(texts: list[str], wanted: list[int], total: int = MAX_TEXT_OPS) -> list[int]:
+    """How many Y text operations each of ``texts``, edited in one transaction, may make (:func:`apply_hunks`'s
+    ``most``): each at least one and at most its own :func:`ops_budget` and what it ``wanted``, all together
+    about ``total`` (one each when there are more texts than that). What is left over after one each is shared
+    in proportion to what each wanted: a replace of 500 matches in each of 200 cells makes ~500 operations, not
+    100 000. Linear in the number of texts."""
+    caps = [max(1, min(want, ops_budget(text))) for text, want in zip(texts, wanted, strict=True)]
+    if sum(caps) <= total:
+        return caps
+    spare = max(0, total - len(caps))
+    extra = sum(cap - 1 for cap in caps)
+    return [1 + (cap - 1) * spare // extra for cap in caps]
 
 
 def bounded(text: str, hunks: list[Hunk], most: int) -> list[Hunk]:
@@ -323,14 +341,16 @@ def bounded(text: str, hunks: list[Hunk], most: int) -> list[Hunk]:
     return joined
 
 
-def apply_hunks(ytext: Any, text: str, hunks: list[Hunk]) -> None:
+def apply_hunks(ytext: Any, text: str, hunks: list[Hunk], most: int | None = None) -> None:
     """Apply character ``hunks`` of ``text`` (the Y text's content now) as UTF-8 byte edits, first first.
 
     Byte offsets are found in one pass over the text. First to last, each operation splits the short block
     the previous one left (last first, each would split, and scan, the whole text before it); more than
-    :func:`ops_budget` hunks are joined into that many (:func:`bounded`).
+    :func:`ops_budget` hunks (or ``most``: this text's share of a transaction's, :func:`shared_budgets`) are
+    joined into that many (:func:`bounded`).
     """
-    ordered = bounded(text, sorted(hunks, key=lambda h: (h.start, h.end)), ops_budget(text))
+    limit = ops_budget(text) if most is None else max(1, min(most, ops_budget(text)))
+    ordered = bounded(text, sorted(hunks, key=lambda h: (h.start, h.end)), limit)
     at_char = at_byte = shift = 0
     for hunk in ordered:
         at_byte += len(text[at_char : hunk.start].encode("utf-8"))

@@ -34,12 +34,16 @@ from jupyter_pair_mcp.adapters.rooms.cells import (
 )
 from jupyter_pair_mcp.adapters.rooms.edits import UNDOABLE, EditJournal
 from jupyter_pair_mcp.adapters.rooms.edits import Edit as JournalEdit
-from jupyter_pair_mcp.adapters.rooms.merge import Hunk, apply, apply_hunks, rebase
+from jupyter_pair_mcp.adapters.rooms.merge import Hunk, apply, apply_hunks, rebase, shared_budgets
 from jupyter_pair_mcp.adapters.rooms.replace import Replacement
 from jupyter_pair_mcp.errors import Conflict, InvalidArgument, NotFound
 
 #: Cells an edit names for the activity log (a batch of 200 cells names its first ones).
 MAX_EDIT_CELLS = 20
+#: Steps of a walk of the cells array (~15 ns each) that one byte of a snapshot of every cell costs (~40 ns a byte).
+STEPS_PER_SNAPSHOT_BYTE = 2
+#: Bytes of a cell (encoded) that the snapshot's first budget already counts, two steps a cell.
+SMALL_CELL_BYTES = 1024
 #: Transaction origin of every edit we make (history and subscriptions tell agents apart by it).
 AGENT_ORIGIN = "jupyter-pair-mcp"
 
@@ -151,14 +155,25 @@ class NotebookView:
         """The cells at ``indexes``, in that order. Each cell costs a walk of the array up to it, so once the walks
         would cost more than one linear snapshot of every cell, the rest is read from that snapshot: a range
         costs O(N) at most, never O(N²). Consume it synchronously (no await in between)."""
-        budget = 2 * self.cell_count + 64  # array steps a snapshot costs, roughly
+        budget = 2 * self.cell_count + 64  # array steps a snapshot of small cells costs, roughly
+        weighed = False
         snapshot: list[dict[str, Any]] | None = None
         for i in indexes:
             if snapshot is None:
                 budget -= i + 1
+                if budget < 0 and not weighed:
+                    weighed, budget = True, budget + self._snapshot_steps()
                 if budget < 0:
                     snapshot = cells_json(self._cells)
             yield self.cell(i) if snapshot is None else cell_data(i, snapshot[i])
+
+    def _snapshot_steps(self) -> int:
+        """Array steps a snapshot of every cell costs beyond what small cells cost, by the document's size (its
+        encoding, ~16 times cheaper than the snapshot, is the measure): a snapshot converts every output too, so a
+        notebook of 300 cells holding 12 MB of figures is read by walks (~15 ns a cell each), not by one 160 ms
+        conversion; a notebook of small cells still switches to the snapshot as early as before."""
+        heavy = len(self.ydoc.get_update()) - SMALL_CELL_BYTES * self.cell_count
+        return STEPS_PER_SNAPSHOT_BYTE * max(0, heavy)
 
     def id_at(self, index: int) -> str:
         """The id of the cell at ``index`` (from the index: no cell is read)."""
@@ -258,13 +273,14 @@ class NotebookView:
         ids = [self._index.ids[i] for i, *_ in plan]
         offset = end_of_change(plan[-1][4]) if plan else None
         last = ids[-1] if ids else None
+        budgets = shared_budgets([live for _, _, live, *_ in plan], [len(hunks) for *_, hunks, _ in plan])
         with self.edit(f"updated {cells_text(ids)}", cell_id=last, offset=offset, cells=ids) as record:
-            for index, ycell, live, change, hunks, _ in plan:
+            for (index, ycell, live, change, hunks, _), most in zip(plan, budgets, strict=True):
                 if change.cell_type is not None and change.cell_type != ycell.get("cell_type"):
                     record.text = self._retype(index, change.cell_type, apply(live, hunks))["source"]
                 else:
                     if hunks:
-                        apply_hunks(ycell["source"], live, hunks)
+                        apply_hunks(ycell["source"], live, hunks, most)
                     record.text = ycell["source"]
         return [CellUpdate(index, cell_id, text) for (index, *_, text), cell_id in zip(plan, ids, strict=True)]
 
@@ -305,12 +321,15 @@ class NotebookView:
         """The sources of the cells at ``indexes`` (ascending), read key by key: a cell's outputs (megabytes of
         images) are never converted. Past the walks one linear snapshot costs, the rest come from it (O(N))."""
         budget = 2 * self.cell_count + 64
+        weighed = False
         snapshot: list[dict[str, Any]] | None = None
         texts: list[str] = []
         with self.ydoc.transaction():  # one transaction for all the reads
             for i in indexes:
                 if snapshot is None:
                     budget -= i + 1
+                    if budget < 0 and not weighed:
+                        weighed, budget = True, budget + self._snapshot_steps()
                     if budget < 0:
                         snapshot = cells_json(self._cells)
                 if snapshot is None:
@@ -385,9 +404,10 @@ class NotebookView:
                 targets.append((index, ycell, live, hunks, planned))
         count = sum(p.count for p in plan)
         ids = [p.cell_id for p in plan]
+        budgets = shared_budgets([live for _, _, live, _, _ in targets], [len(t[3]) for t in targets])
         with self.edit(f"replaced {count} match{'es' if count != 1 else ''} in {cells_text(ids)}", cells=ids):
-            for _, ycell, live, hunks, _ in targets:
-                apply_hunks(ycell["source"], live, hunks)
+            for (_, ycell, live, hunks, _), most in zip(targets, budgets, strict=True):
+                apply_hunks(ycell["source"], live, hunks, most)
         return [(index, planned.cell_id, planned.count) for index, *_, planned in targets]
 
     def _retype(self, index: int, cell_type: str, source: str) -> Any:

@@ -23,16 +23,13 @@ from pycrdt import Doc, Map, Text
 from jupyter_pair_mcp.adapters.rooms.diskmerge import Merged, merge_notebook, merge_text
 from jupyter_pair_mcp.adapters.rooms.linear_ydoc import read_update
 from jupyter_pair_mcp.adapters.rooms.merge import MergeConflict, apply_hunks, diff, rebase
-from jupyter_pair_mcp.adapters.rooms.saving import SaveState, convert, state_of, take
+from jupyter_pair_mcp.adapters.rooms.saving import CellIds, SaveState, convert, state_of, take
 from jupyter_pair_mcp.adapters.rooms.snapshot import is_notebook
 
 log = logging.getLogger(__name__)
 
 #: A file time older than any file's: the loader's next poll finds the file newer and loads it again.
 _LONG_AGO = datetime(1970, 1, 1, tzinfo=UTC)
-
-#: ``ids(room)``: the live notebook's cell ids in order, from its cell index (no walk of the cells).
-CellIds = Callable[[Any], list[str]]
 
 
 def _text_of(update: bytes) -> str:
@@ -50,7 +47,7 @@ async def _base(state: SaveState, update: bytes, notebook: bool) -> Any:
     return await asyncio.to_thread(read_update, update, True)
 
 
-async def merge_reload(room: Any, ids: CellIds) -> Merged | None:
+async def merge_reload(room: Any, cell_ids: CellIds) -> Merged | None:
     """Load the room's changed file, merged with the room's unsaved changes; None when the file could not be read
     (logged and emitted as jupyter-collaboration does). Sets the room's base to the file's content."""
     loader, document = room._file, room._document
@@ -70,6 +67,7 @@ async def merge_reload(room: Any, ids: CellIds) -> Merged | None:
     theirs = model["content"]
     notebook = is_notebook(document)
     state = state_of(room)
+    ids = await cell_ids(room) if notebook else list
     async with room._update_lock:  # as upstream's reload: no autosave starts while the room is rewritten
         update, taken = take(room, state)
         ours = await convert(room, state, update, taken)
@@ -85,7 +83,7 @@ async def merge_reload(room: Any, ids: CellIds) -> Merged | None:
         try:
             if merged.content != ours:
                 if notebook:
-                    _apply_notebook(document, ids(room), ours, merged.content)
+                    _apply_notebook(document, ids(), ours, merged.content)
                 else:
                     _apply_text(document, str(ours), str(merged.content))
         finally:

@@ -11,6 +11,7 @@ the restore reverted instead of dropping them silently.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,18 @@ def version_cells(doc: Doc[Any]) -> list[dict[str, Any]]:
     for cell in cells:
         cell["source"] = source_text(cell.get("source", ""))
     return cells
+
+
+def version_page(snapshot: str, start: int, end: int | None) -> tuple[int, list[tuple[str, str, str]]]:
+    """How many cells a :func:`scanning.cells_snapshot` of an old version has, and (id, type, source) of those
+    in ``start:end``: run in the scan process for a big version, whose outputs (a 12 MB figure) the
+    conversion would otherwise hold the loop for."""
+    cells = [c for c in json.loads(snapshot) if isinstance(c, dict)]
+    page = [
+        (str(c.get("id", "")), str(c.get("cell_type", "code")), source_text(c.get("source", "")))
+        for c in cells[start:end]
+    ]
+    return len(cells), page
 
 
 def version_metadata(doc: Doc[Any]) -> dict[str, Any]:
@@ -155,5 +168,6 @@ __all__ = [
     "touched_since",
     "version_cells",
     "version_metadata",
+    "version_page",
     "version_text",
 ]

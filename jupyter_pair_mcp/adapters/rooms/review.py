@@ -24,7 +24,7 @@ from pycrdt import Array
 from jupyter_pair_mcp.adapters.rooms.cellindex import CellIndex, cells_json
 from jupyter_pair_mcp.adapters.rooms.cells import nbformat_cell, source_text
 from jupyter_pair_mcp.adapters.rooms.forks import copy_of
-from jupyter_pair_mcp.adapters.rooms.merge import MergeConflict, apply, apply_hunks, diff, rebase
+from jupyter_pair_mcp.adapters.rooms.merge import MergeConflict, apply, apply_hunks, diff, rebase, shared_budgets
 from jupyter_pair_mcp.adapters.rooms.notebook import NotebookView
 from jupyter_pair_mcp.adapters.rooms.textdoc import TextView
 
@@ -201,12 +201,16 @@ def apply_cells(view: NotebookView, cells: list[CellProposal], summary: str) -> 
     anchors = {c.after_cell: view.find(c.after_cell) for c in inserts if c.after_cell}
     count = view.cell_count
     ycells = view._cells
+    hunks = [
+        rebase(c.before or "", diff(c.before or "", c.after or ""), live) if c.change == "update" else []
+        for c, _, live in planned
+    ]
+    budgets = shared_budgets([live for _, _, live in planned], [len(h) for h in hunks])  # one budget for all
     with view.edit(summary, cells=applied) as record:
-        for cell, at, live in planned:
+        for (cell, at, live), cell_hunks, most in zip(planned, hunks, budgets, strict=True):
             if cell.change == "update":
                 ycell = view._live(at)
-                before = cell.before or ""
-                apply_hunks(ycell["source"], live, rebase(before, diff(before, cell.after or ""), live))
+                apply_hunks(ycell["source"], live, cell_hunks, most)
                 if cell.cell_type != str(ycell.get("cell_type")):  # a retype replaces the cell, as updates do
                     view._retype(at, cell.cell_type, str(ycell["source"]))
         for start, end in reversed(_runs(gone)):

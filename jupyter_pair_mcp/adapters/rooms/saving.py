@@ -28,6 +28,9 @@ from jupyter_pair_mcp.errors import Conflict
 
 log = logging.getLogger(__name__)
 
+#: ``await cell_ids(room)``: prepares the room's cell index (off the loop) and gives what reads its ids in order.
+CellIds = Callable[[Any], Awaitable[Callable[[], list[str]]]]
+
 #: The attribute of a room holding its :class:`SaveState` (the state travels with the room and dies with it).
 STATE = "_pair_mcp_saving"
 
@@ -51,7 +54,7 @@ class SaveState:
     base_content: Any = None  # or that content itself, after a reload (the file's, with no Yjs update of it)
     merging: Any = None  # the merge being applied now (a :class:`.diskmerge.Merged`), for the reload's listeners
     writes: int = 0  # writes of the file (tests count them)
-    cell_ids: Callable[[Any], list[str]] | None = None  # a notebook's live cell ids, from its cell index
+    cell_ids: CellIds | None = None  # a notebook's live cell ids, from its cell index
     reader: Reader | None = None  # where a big notebook is read for its file
 
 
@@ -61,6 +64,7 @@ def state_of(room: Any) -> SaveState | None:
 
 
 Write = Callable[[Any], Awaitable[None]]
+
 Reload = Callable[[Any], Awaitable[None]]
 
 
@@ -69,7 +73,7 @@ def adopt(
     max_interval: float,
     write: Write,
     reload: Reload,
-    cell_ids: Callable[[Any], list[str]],
+    cell_ids: CellIds,
     reader: Reader | None = None,
 ) -> bool:
     """Take over the room's autosave and its reload on a file change (idempotent; call once the room is ready).
