@@ -17,9 +17,18 @@ import pytest
 
 from jupyter_pair_mcp.adapters.rooms.saving import state_of
 
-from .conftest import call_tool, document_room, notebook_json, until
+from .conftest import call_tool, document_room, notebook_json, received, until
 
 ROUNDS = 10
+
+
+async def until_async(check: Any, what: str, tries: int = 200) -> None:
+    """Until ``await check()`` is true, at most ``tries`` times (each a request: bounded, never a sleep)."""
+    for _ in range(tries):
+        if await check():
+            return
+        await asyncio.sleep(0)
+    raise AssertionError(f"{what} did not happen in {tries} tries")
 
 
 @pytest.fixture
@@ -53,9 +62,18 @@ async def test_edits_and_typing_survive_a_file_rewritten_under_them(
     url = f"{server_root}{jp_base_url}api/contents/{path}"
 
     async def rewrite(step: int) -> None:
-        """Another program: reads the file through Jupyter, changes cell b, writes it back whole."""
-        model = (await http.get(url, headers=auth, params={"content": "1"})).json()
-        notebook = model["content"]
+        """Another program: reads the file through Jupyter, changes cell b, writes it back whole. Jupyter writes a
+        file in place, so a read during the room's write may find it half written: the program reads again."""
+        read: list[Any] = []
+
+        async def readable() -> bool:
+            response = await http.get(url, headers=auth, params={"content": "1"})
+            if response.status_code == 200:
+                read.append(response.json()["content"])
+            return bool(read)
+
+        await until_async(readable, what="a whole read of the file")
+        notebook = read[0]
         for cell in notebook["cells"]:
             if cell["id"] == "b":
                 cell["source"] = f"b = {step}"
@@ -68,7 +86,6 @@ async def test_edits_and_typing_survive_a_file_rewritten_under_them(
         state = state_of(document_room(jp_serverapp, path))
         assert state is not None
         for step in range(1, ROUNDS + 1):
-            writes = state.writes
             human.type_into(2, len(human.source(2)), f" p{step}")
 
             async def edit(step: int = step) -> None:
@@ -83,9 +100,12 @@ async def test_edits_and_typing_survive_a_file_rewritten_under_them(
 
             await asyncio.gather(edit(), rewrite(step))
             await human.wait_until(lambda step=step: human.source(1) == f"b = {step}", limit=20)  # merged
-            # The merge's own write of what the file lacked (the room's save delay is a minute).
-            await until(lambda writes=writes: state.writes > writes and state.writing is None, what="the merge's save")
+            await received(jp_serverapp, human)
+            # The merge writes what the file lacked (the room's save delay is a minute): once it is done, or when
+            # the agent's edit and the typing arrived after the merge's read, the next rewrite keeps them as well.
+            await until(lambda: state.writing is None, what="the merge's write")
         assert len(answered) == ROUNDS
+        await received(jp_serverapp, human)
         saved = await call_tool(client, "save_notebook", path=path)
         assert saved["saved"] is True
     on_disk = {c["id"]: "".join(c["source"]) for c in json.loads((jp_root_dir / path).read_text())["cells"]}
