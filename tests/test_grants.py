@@ -289,3 +289,28 @@ async def test_consent_needs_xsrf_and_a_login(oauth_client: Any, mcp_url: str, t
         form = {"request": request[1], "decision": "approve", "level": "execute", "where": "all", "expires": "86400"}
         forged = await within(browser.post(page_url.split("?")[0], data=form))  # the cookie, but no _xsrf
         assert forged.status_code == 403
+
+
+async def test_deny_and_registration_limits(http: httpx2.AsyncClient, mcp_url: str, token: str, extension: Any) -> None:
+    refused = await within(http.post(f"{mcp_url}/register", json={"redirect_uris": ["http://evil.example/cb"]}))
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_redirect_uri"
+    huge = await within(http.post(f"{mcp_url}/register", content=b"{" + b" " * 100_000 + b"}"))
+    assert huge.status_code == 413
+    registered = await within(http.post(f"{mcp_url}/register", json={"redirect_uris": [REDIRECT], "client_name": "A"}))
+    assert registered.status_code == 201, registered.text
+    client_id = registered.json()["client_id"]
+    query = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": REDIRECT,
+        "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+        "code_challenge_method": "S256",
+        "state": "st",
+        "resource": mcp_url,
+    }
+    url = str(httpx2.URL(f"{mcp_url}/authorize", params=query))
+    assert (await consent_in_browser(url, token, deny=True)).state == "st"
+    assert extension.grants.grants == {}
+    wrong = {**query, "resource": "http://127.0.0.1:1/other/mcp"}
+    elsewhere = await within(http.get(f"{mcp_url}/authorize", params=wrong))
+    assert elsewhere.status_code == 302 and "error=invalid_target" in elsewhere.headers["location"]

@@ -180,10 +180,16 @@ class GrantStore:
         self._by_refresh = {g.refresh: g.id for g in self.grants.values() if g.refresh}
 
     def save(self) -> None:
-        """Write the file atomically, readable by its owner only."""
+        """Write the file atomically, readable by its owner only: live grants and the clients they belong to
+        (a registration alone is kept in memory: registration is open to anyone who reaches the server)."""
+        now = time.time()
+        for grant_id in [g.id for g in self.grants.values() if g.expires < now]:
+            self._drop(grant_id)
+        used = {g.client_id for g in self.grants.values()}
+        clients = {k: v for k, v in self.clients.items() if k in used}
         folder = os.path.dirname(self.path) or "."
         os.makedirs(folder, exist_ok=True)
-        payload = json.dumps({"clients": self.clients, "grants": [asdict(g) for g in self.grants.values()]})
+        payload = json.dumps({"clients": clients, "grants": [asdict(g) for g in self.grants.values()]})
         fd, tmp = tempfile.mkstemp(prefix=".pair_mcp_grants.", dir=folder)
         try:
             os.fchmod(fd, 0o600)
@@ -197,13 +203,12 @@ class GrantStore:
 
     # -- clients ----------------------------------------------------------------------------------
     def add_client(self, client_id: str, info: dict[str, Any]) -> None:
+        """Keep a registration (in memory until a grant uses it); past MAX_CLIENTS the oldest unused go."""
         if len(self.clients) >= MAX_CLIENTS:
-            # Drop the oldest registrations no grant uses: registration is open, the file must stay bounded.
             used = {g.client_id for g in self.grants.values()}
             for old in [c for c in self.clients if c not in used][: len(self.clients) - MAX_CLIENTS + 1]:
                 del self.clients[old]
         self.clients[client_id] = info
-        self.save()
 
     # -- consent ----------------------------------------------------------------------------------
     def _sweep(self, now: float) -> None:
@@ -232,9 +237,9 @@ class GrantStore:
         lifetime: float,
     ) -> tuple[Pending, str]:
         """Make the grant a person approved; return the request and its authorization code."""
-        pending = self.pending.pop(pending_id)
         if level not in LEVELS:
             raise ValueError(f"level must be one of {', '.join(LEVELS)}")
+        pending = self.pending.pop(pending_id)  # KeyError: answered already, or expired
         now = time.time()
         mine = sorted((g for g in self.grants.values() if g.person == person), key=lambda g: g.created)
         for old in mine[: max(0, len(mine) - self.max_per_person + 1)]:

@@ -68,12 +68,33 @@ def resource_metadata_url(handler: JupyterHandler) -> str:
     return f"{origin(handler)}{base}mcp/.well-known/oauth-protected-resource"
 
 
+#: Largest body an OAuth request needs (a registration's metadata, a token request's form).
+MAX_OAUTH_BODY = 64 * 1024
+
+
+@web.stream_request_body
 class OAuthRouteHandler(ScrubbedLogs, JupyterHandler):
-    """One of the SDK's OAuth routes, for the origin the request came to."""
+    """One of the SDK's OAuth routes, for the origin the request came to.
+
+    The body is read here, at most :data:`MAX_OAUTH_BODY`: these endpoints answer anyone, and Tornado would
+    otherwise buffer up to Jupyter's own (512 MiB) limit before the SDK's 4 MiB check."""
 
     def initialize(self, host: OAuthHost, route: str) -> None:
         self.host = host
         self.route = route
+        self._chunks: list[bytes] = []
+        self._received = 0
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        await super().prepare()
+        length = self.request.headers.get("Content-Length", "0").strip()
+        if not length.isdigit() or int(length) > MAX_OAUTH_BODY:
+            raise web.HTTPError(413, "request body too large")
+
+    def data_received(self, chunk: bytes) -> None:
+        self._received += len(chunk)
+        if self._received <= MAX_OAUTH_BODY:
+            self._chunks.append(chunk)
 
     def check_xsrf_cookie(self) -> None:
         """OAuth clients authenticate with their own credentials in the body, never with a cookie."""
@@ -99,7 +120,9 @@ class OAuthRouteHandler(ScrubbedLogs, JupyterHandler):
             raise web.HTTPError(
                 400, "MCP authorization needs https, or plain http on a loopback address (localhost, 127.0.0.1)"
             ) from None
-        await TornadoASGIBridge(self, self.request.body or b"").run(routes[self.route].handle)
+        if self._received > MAX_OAUTH_BODY:  # chunked past the limit
+            raise web.HTTPError(413, "request body too large")
+        await TornadoASGIBridge(self, b"".join(self._chunks)).run(routes[self.route].handle)
 
 
 def oauth_handlers(host: OAuthHost, base_url: str) -> tuple[list[tuple[str, Any, dict[str, Any]]], list[Any]]:
@@ -157,7 +180,10 @@ class ConsentHandler(ScrubbedLogs, JupyterHandler):
     async def post(self) -> None:
         server, pending = await self._pending()
         if self.get_argument("decision", "") != "approve":
-            self.redirect(server.denied_redirect(pending.id))
+            try:
+                self.redirect(server.denied_redirect(pending.id))
+            except KeyError:
+                raise web.HTTPError(404, "this authorization request was answered already") from None
             return
         level = self.get_argument("level", "")
         if level not in LEVELS:
@@ -180,8 +206,8 @@ class ConsentHandler(ScrubbedLogs, JupyterHandler):
         if lifetime not in {seconds for _, seconds in EXPIRIES}:
             raise web.HTTPError(400, "expires must be one of the page's choices")
         user = self.current_user
-        self.redirect(
-            server.approved_redirect(
+        try:
+            target = server.approved_redirect(
                 pending.id,
                 person=str(getattr(user, "username", "")),
                 person_name=person_name(user),
@@ -190,7 +216,9 @@ class ConsentHandler(ScrubbedLogs, JupyterHandler):
                 propose_only=self.get_argument("propose_only", "") == "on",
                 lifetime=float(lifetime),
             )
-        )
+        except KeyError:  # answered meanwhile (a second click)
+            raise web.HTTPError(404, "this authorization request was answered already") from None
+        self.redirect(target)
 
     def _page(self, pending: Any) -> str:
         from urllib.parse import urlparse
