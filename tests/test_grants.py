@@ -56,7 +56,7 @@ class Storage:
 
 
 async def consent_in_browser(
-    url: str, token: str, *, level: str = "read", folders: str = "", deny: bool = False
+    url: str, token: str, *, level: str = "read", folders: str = "", deny: bool = False, propose: bool = False
 ) -> AuthorizationCodeResult:
     """What the person does: open the authorization URL, log in to Jupyter, pick, approve (or deny)."""
     async with httpx2.AsyncClient(timeout=20, verify=TLS) as browser:
@@ -77,6 +77,7 @@ async def consent_in_browser(
             "where": "folders" if folders else "all",
             "folders": folders,
             "expires": "86400",
+            **({"propose_only": "on"} if propose else {}),
         }
         done = await within(browser.post(page_url.split("?")[0], data=form))
         assert done.status_code == 302, done.text
@@ -94,13 +95,13 @@ def oauth_client(mcp_url: str, token: str) -> Callable[..., contextlib.AbstractA
 
     @contextlib.asynccontextmanager
     async def connect(
-        *, level: str = "read", folders: str = "", name: str = "Test Agent", mode: str = "legacy"
+        *, level: str = "read", folders: str = "", name: str = "Test Agent", mode: str = "legacy", propose: bool = False
     ) -> AsyncIterator[tuple[Client, Storage]]:
         storage = Storage()
         result: asyncio.Future[AuthorizationCodeResult] = asyncio.get_running_loop().create_future()
 
         async def redirect_handler(url: str) -> None:
-            result.set_result(await consent_in_browser(url, token, level=level, folders=folders))
+            result.set_result(await consent_in_browser(url, token, level=level, folders=folders, propose=propose))
 
         async def callback_handler() -> AuthorizationCodeResult:
             return await result
@@ -134,6 +135,8 @@ async def test_no_token_flow_discovery_registration_consent_tools(
         assert "create_document" in {tool.name for tool in tools.tools}
         assert (await call_tool(client, "document_exists", path="notes.txt"))["exists"] is True
         await call_tool(client, "create_document", path="made.txt", content="by a grant")
+        (actor,) = extension.actors.live
+        assert actor.name.endswith("Evil Agent x" + "x" * 52) and "\u202e" not in actor.name
     assert (jp_root_dir / "made.txt").read_text() == "by a grant"
     assert storage.tokens is not None and storage.tokens.refresh_token
     (grant,) = extension.grants.grants.values()
@@ -314,3 +317,15 @@ async def test_deny_and_registration_limits(http: httpx2.AsyncClient, mcp_url: s
     wrong = {**query, "resource": "http://127.0.0.1:1/other/mcp"}
     elsewhere = await within(http.get(f"{mcp_url}/authorize", params=wrong))
     assert elsewhere.status_code == 302 and "error=invalid_target" in elsewhere.headers["location"]
+
+
+async def test_propose_only_grant_proposes(oauth_client: Any, make_notebook: Any, extension: Any) -> None:
+    path = make_notebook("p.ipynb", [{"cell_type": "code", "source": "a = 1", "id": "c0"}])
+    async with oauth_client(level="write", propose=True) as (client, _):
+        await call_tool(client, "get_notebook", path=path)
+        result = await call_tool(
+            client, "batch_update_notebook_cells", path=path, updates=[{"cell_id": "c0", "content": "a = 2"}]
+        )
+        assert result["suggestion"]["state"] == "pending"
+        live = await call_tool(client, "get_notebook", path=path)
+        assert [c["source"] for c in live["cells"]] == ["a = 1"]
