@@ -41,6 +41,7 @@ from jupyter_pair_mcp.services.steering import Steering
 from jupyter_pair_mcp.services.stops import Stops
 from jupyter_pair_mcp.services.suggestions import SuggestionService
 from jupyter_pair_mcp.transport.exitguard import install as install_exit_guard
+from jupyter_pair_mcp.transport.grants import handlers as grant_handlers
 from jupyter_pair_mcp.transport.handlers import MCPHandler
 from jupyter_pair_mcp.transport.hub import hub_server
 from jupyter_pair_mcp.transport.oauth import oauth_handlers
@@ -467,10 +468,12 @@ class JupyterPairMCP(Limits, ExtensionApp):
         if getattr(self, "steering", None) is not None:  # not when the settings were refused
             self.handlers.extend(rest_handlers(self.steering))
             self.handlers.extend(review_handlers(self.suggestions))
-        if getattr(self, "grants", None) is not None:
+        grants = getattr(self, "grants", None)
+        if grants is not None:
             assert self.serverapp is not None
             inside, root = oauth_handlers(self, self.serverapp.base_url)
             self.handlers.extend(inside)
+            self.handlers.extend(grant_handlers(grants, self.suggestions.single_user))
             if root:  # a non-root base_url: the well-known paths belong at the host's root (RFC 8414, RFC 9728)
                 self.serverapp.web_app.add_handlers(".*$", root)  # type: ignore[no-untyped-call]
 

@@ -329,3 +329,22 @@ async def test_propose_only_grant_proposes(oauth_client: Any, make_notebook: Any
         assert result["suggestion"]["state"] == "pending"
         live = await call_tool(client, "get_notebook", path=path)
         assert [c["source"] for c in live["cells"]] == ["a = 1"]
+
+
+async def test_people_list_and_revoke_their_grants(
+    oauth_client: Any, http: httpx2.AsyncClient, server_root: str, jp_base_url: str, auth: dict[str, str]
+) -> None:
+    async with oauth_client(level="read", folders="work") as (client, storage):
+        await within(client.list_tools())
+    assert storage.tokens is not None
+    api = f"{server_root}{jp_base_url}api/mcp/grants"
+    grant_auth = {"Authorization": f"Bearer {storage.tokens.access_token}"}
+    assert (await within(http.get(api, headers=grant_auth))).status_code in (401, 403)  # never a grant's business
+    listed = (await within(http.get(api, headers=auth))).json()["grants"]
+    (grant,) = listed
+    assert (grant["client_name"], grant["level"], grant["folders"]) == ("Test Agent", "read", ["work"])
+    assert "access" not in grant and "refresh" not in grant
+    assert (await within(http.delete(f"{api}/{grant['id']}", headers=grant_auth))).status_code in (401, 403)
+    assert (await within(http.delete(f"{api}/{grant['id']}", headers=auth))).json() == {"revoked": grant["id"]}
+    assert (await within(http.get(api, headers=auth))).json()["grants"] == []
+    assert (await within(http.delete(f"{api}/{grant['id']}", headers=auth))).status_code == 404
