@@ -170,6 +170,18 @@ async def test_unauthenticated_401_points_to_metadata(http: httpx2.AsyncClient, 
     # The RFC 9728 path form at the host's root, too.
     root_pr = f"{parsed.scheme}://{parsed.netloc}/.well-known/oauth-protected-resource{parsed.path}"
     assert (await within(http.get(root_pr))).json()["resource"] == mcp_url
+    # The address the client used, not a forwarded one Jupyter does not trust (trust_xheaders is off).
+    as_localhost = await within(http.get(metadata_url[1], headers={"Host": f"localhost:{parsed.port}"}))
+    assert as_localhost.json()["resource"] == mcp_url.replace("127.0.0.1", "localhost")
+    forwarded = await within(http.get(metadata_url[1], headers={"X-Forwarded-Host": "evil.example"}))
+    assert forwarded.json()["resource"] == mcp_url
+
+
+@pytest.mark.parametrize("mcp_config", [{"enable_grants": False}])
+async def test_without_grants_no_oauth(http: httpx2.AsyncClient, mcp_url: str) -> None:
+    response = await within(http.post(mcp_url, json={}, headers={"Content-Type": "application/json"}))
+    assert response.status_code == 401 and "resource_metadata" not in response.headers["www-authenticate"]
+    assert (await within(http.get(f"{mcp_url}/.well-known/oauth-protected-resource"))).status_code == 404
 
 
 async def test_refresh_rotates_and_revocation_ends_access(

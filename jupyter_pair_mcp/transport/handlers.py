@@ -53,6 +53,9 @@ class MCPHost(Protocol):
 
     def grant_of(self, token: str) -> Any: ...
 
+    @property
+    def grants(self) -> Any: ...
+
 
 _Verb = Callable[..., Awaitable[None]]
 #: Jupyter's authorization of the request for read on the handler's resource (typed for mypy).
@@ -250,10 +253,10 @@ class MCPHandler(ScrubbedLogs, APIHandler):
             # What MCP clients expect (RFC 6750, RFC 9728 §5.1): where to find how to get a token; the body says
             # how to pass the Jupyter token instead.
             sent = "Authorization" in self.request.headers  # RFC 6750 §3.1: no error code without credentials
-            error = ' error="invalid_token",' if sent else ""
-            self.set_header(
-                "WWW-Authenticate", f'Bearer realm="jupyter",{error} resource_metadata="{resource_metadata_url(self)}"'
-            )
+            challenge = 'Bearer realm="jupyter"' + (', error="invalid_token"' if sent else "")
+            if self.extension.grants is not None:  # MCP authorization is on: where a client starts it
+                challenge += f', resource_metadata="{resource_metadata_url(self)}"'
+            self.set_header("WWW-Authenticate", challenge)
         elif status_code == 429:
             # Written here: Jupyter's write_error logs every error it writes, and a flood is logged once.
             self.set_header("Retry-After", str(self._retry_after))
