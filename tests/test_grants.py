@@ -264,10 +264,17 @@ async def test_grant_tokens_are_not_jupyter_tokens(
         by_query = await within(http.get(base + path, params={"token": grant}))
         assert by_header.status_code in (401, 403), (path, by_header.status_code)
         assert by_query.status_code in (401, 403), (path, by_query.status_code)
-    put = await within(
-        http.put(base + "api/mcp/review", json={"enabled": False}, headers={"Authorization": f"Bearer {grant}"})
-    )
-    assert put.status_code in (401, 403)
+    bearer = {"Authorization": f"Bearer {grant}"}
+    for method, path, body in [
+        ("PUT", "api/mcp/review", {"enabled": False}),
+        ("POST", "api/mcp/agents/0123456789ab/allow", {"path": "a.ipynb"}),
+        ("POST", "api/mcp/suggestions/0123456789ab/accept", {}),
+        ("POST", "api/mcp/restore", {"path": "a.ipynb", "version": "v"}),
+        ("POST", "api/contents", {"type": "file"}),
+        ("POST", "api/kernels", {}),
+    ]:
+        answer = await within(http.request(method, base + path, json=body, headers=bearer))
+        assert answer.status_code in (401, 403), (method, path, answer.status_code)
     # ... and the MCP endpoint does take it.
     async with mcp_client(headers={"Authorization": f"Bearer {grant}"}) as client:
         assert (await within(client.list_tools())).tools
