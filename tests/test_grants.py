@@ -234,12 +234,15 @@ async def test_folder_grant_stays_in_its_folders(oauth_client: Any, jp_root_dir:
     for folder in ("mine", "other"):
         (jp_root_dir / folder).mkdir()
         (jp_root_dir / folder / "a.txt").write_text(folder)
+    (jp_root_dir / "mine" / "link").symlink_to(jp_root_dir / "other")
     async with oauth_client(level="write", folders="mine\n") as (client, _):
         assert (await call_tool(client, "document_exists", path="mine/a.txt"))["exists"] is True
         await call_tool(client, "list_documents", path_filter="mine/")
         for name, args in [
             ("document_exists", {"path": "other/a.txt"}),
             ("document_exists", {"path": "mine/../other/a.txt"}),
+            ("document_exists", {"path": "mine/link/a.txt"}),
+            ("delete_document", {"path": "mine/link/a.txt"}),
             ("list_documents", {}),
             ("list_documents", {"path_filter": "**/*.txt"}),
             ("copy_document", {"path": "mine/a.txt", "copy_path": "other/b.txt"}),

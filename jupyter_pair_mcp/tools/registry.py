@@ -15,6 +15,7 @@ import asyncio
 import functools
 import inspect
 import logging
+import os
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -293,15 +294,34 @@ async def authorize_request(request: Any, action: str, resource: str) -> None:
 
 
 def check_folder(request: Any, path: Any) -> None:
-    """Refuse ``path`` (as an argument names it, "" = the root) to a grant limited to other folders."""
+    """Refuse ``path`` (as an argument names it, "" = the root) to a grant limited to other folders.
+
+    Both the path as named and where it really leads are checked: a symbolic link inside a granted folder to
+    another one would otherwise carry the grant out of it (the contents manager follows links inside its root).
+    """
     state = getattr(request, "scope", {}).get("state", {}) if request is not None else {}
     grant = state.get(STATE_GRANT)
     if grant is None or grant.whole_server:
         return
     parts = [p for p in str(path).split("/") if p not in ("", ".")] if isinstance(path, str) else [".."]
-    if ".." in parts or not grant.covers("/".join(parts)):
-        folders = ", ".join(repr(f) for f in grant.folders)
-        raise PermissionDenied(
-            f"this client's grant reaches only the folders {folders}: {str(path)!r} is outside them "
-            "(give a path inside one of them)"
-        )
+    named = "/".join(parts)
+    if ".." not in parts and grant.covers(named) and grant.covers(_real(state.get(STATE_HANDLER), named)):
+        return
+    folders = ", ".join(repr(f) for f in grant.folders)
+    raise PermissionDenied(
+        f"this client's grant reaches only the folders {folders}: {str(path)!r} is outside them "
+        "(give a path inside one of them)"
+    )
+
+
+def _real(handler: Any, path: str) -> str:
+    """``path`` with its symbolic links resolved, relative to the contents root (itself when there is none)."""
+    root = getattr(getattr(handler, "contents_manager", None), "root_dir", None)
+    if not isinstance(root, str) or not path:
+        return path
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(os.path.join(real_root, *path.split("/")))
+    if os.path.commonpath([real_root, real]) != real_root:
+        return ".."  # outside the root: in no folder
+    relative = os.path.relpath(real, real_root)
+    return "" if relative == "." else relative.replace(os.sep, "/")
