@@ -34,14 +34,17 @@ from jupyter_pair_mcp.services.actors import Actors
 from jupyter_pair_mcp.services.audit import AuditTrail
 from jupyter_pair_mcp.services.execution import ExecutionService
 from jupyter_pair_mcp.services.forks import ForkService
+from jupyter_pair_mcp.services.grants import GrantStore
 from jupyter_pair_mcp.services.history import HistoryService
 from jupyter_pair_mcp.services.presence import PresenceService
 from jupyter_pair_mcp.services.steering import Steering
 from jupyter_pair_mcp.services.stops import Stops
 from jupyter_pair_mcp.services.suggestions import SuggestionService
 from jupyter_pair_mcp.transport.exitguard import install as install_exit_guard
+from jupyter_pair_mcp.transport.grants import handlers as grant_handlers
 from jupyter_pair_mcp.transport.handlers import MCPHandler
 from jupyter_pair_mcp.transport.hub import hub_server
+from jupyter_pair_mcp.transport.oauth import oauth_handlers
 from jupyter_pair_mcp.transport.ratelimit import RateLimiter
 from jupyter_pair_mcp.transport.rest import handlers as rest_handlers
 from jupyter_pair_mcp.transport.review import handlers as review_handlers
@@ -49,6 +52,7 @@ from jupyter_pair_mcp.transport.review import handlers as review_handlers
 if TYPE_CHECKING:  # the MCP SDK is imported when the endpoint is built, not with the extension
     from jupyter_pair_mcp.protocol.endpoint import Endpoint
     from jupyter_pair_mcp.protocol.event_store import MemoryEventStore
+    from jupyter_pair_mcp.protocol.oauth import AuthorizationServer
     from jupyter_pair_mcp.protocol.sessions import ManagerRunner
 
 
@@ -276,6 +280,31 @@ class JupyterPairMCP(Limits, ExtensionApp):
         write permission may. Default: [].""",
     ).tag(config=True)
 
+    enable_grants = Bool(
+        True,
+        help="""Let MCP clients connect without a copied token: Jupyter is the endpoint's OAuth authorization
+        server (metadata, dynamic client registration, authorization code with PKCE, refresh, revocation), and a
+        person approves each client on a consent page behind Jupyter's login, choosing its level, folders and
+        expiry (docs/authorization.md). Its tokens reach only the MCP endpoint. Default: True.""",
+    ).tag(config=True)
+
+    grants_path = Unicode(
+        "",
+        help="""Absolute path of the JSON file where grants and registered clients are kept (token hashes only,
+        mode 0600). Default: "" (pair_mcp_grants.json in the Jupyter data directory).""",
+    ).tag(config=True)
+
+    max_grants_per_person = Int(
+        20,
+        help="""Grants one person may hold at once; approving one more revokes their oldest. Default: 20.""",
+    ).tag(config=True)
+
+    grant_access_token_lifetime = Int(
+        3600,
+        help="""Seconds a grant's access token is valid; the client then uses its refresh token (which works
+        once, and is replaced with each refresh) for a new pair. Default: 3600 (1 hour).""",
+    ).tag(config=True)
+
     enable_test_fixtures = Bool(
         False,
         help="""Register the MCP conformance suite's fixture tools (test_reconnection). For testing
@@ -355,6 +384,16 @@ class JupyterPairMCP(Limits, ExtensionApp):
         self.rooms.disk.on_merge = lambda path, merged: self.activity.add(
             disk_merge(path, merged.conflicts, merged.dropped)
         )
+        self.grants = (
+            GrantStore(
+                self.grants_path or os.path.join(jupyter_data_dir(), "pair_mcp_grants.json"),
+                max_per_person=max(1, self.max_grants_per_person),
+                access_ttl=float(max(60, self.grant_access_token_lifetime)),
+            )
+            if self.enable_grants
+            else None
+        )
+        self._authorization_server: AuthorizationServer | None = None
         self.stops = Stops(max_total=self.max_stopped_agents, log=self.activity)
         self.suggestions = SuggestionService(
             self.rooms,
@@ -429,6 +468,28 @@ class JupyterPairMCP(Limits, ExtensionApp):
         if getattr(self, "steering", None) is not None:  # not when the settings were refused
             self.handlers.extend(rest_handlers(self.steering))
             self.handlers.extend(review_handlers(self.suggestions))
+        grants = getattr(self, "grants", None)
+        if grants is not None:
+            assert self.serverapp is not None
+            inside, root = oauth_handlers(self, self.serverapp.base_url)
+            self.handlers.extend(inside)
+            self.handlers.extend(grant_handlers(grants, self.suggestions.single_user))
+            if root:  # a non-root base_url: the well-known paths belong at the host's root (RFC 8414, RFC 9728)
+                self.serverapp.web_app.add_handlers(".*$", root)  # type: ignore[no-untyped-call]
+
+    def grant_of(self, token: str) -> Any:
+        """The live grant a grant access token belongs to, or None (the /mcp handler's question)."""
+        return self.grants.by_access(token) if self.grants is not None else None
+
+    async def authorization_server(self) -> AuthorizationServer:
+        """The OAuth routes (the MCP SDK's), built on first use like the endpoint, whose import they share."""
+        if self._authorization_server is None:
+            await self.endpoint()  # the SDK is imported (off the loop) by the endpoint's build
+            from jupyter_pair_mcp.protocol.oauth import AuthorizationServer
+
+            assert self.serverapp is not None and self.grants is not None
+            self._authorization_server = AuthorizationServer(self.grants, self.serverapp.base_url)
+        return self._authorization_server
 
     @property
     def mcp_url(self) -> str:

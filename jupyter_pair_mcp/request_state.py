@@ -9,3 +9,7 @@ from __future__ import annotations
 
 STATE_HANDLER = "jupyter_handler"
 STATE_USER = "jupyter_user"
+STATE_GRANT = "mcp_grant"  # the grant whose token authenticated the request, or None
+
+#: How a grant's tokens start (services/grants.py makes them): never the shape of a Jupyter token.
+GRANT_TOKEN_PREFIX = "jpmcp_"

@@ -54,7 +54,7 @@ from jupyter_pair_mcp.protocol.resource_notebooks import Contents, Page, as_json
 from jupyter_pair_mcp.protocol.resource_notebooks import page as read_page
 from jupyter_pair_mcp.protocol.subscriptions import ResourceRef, parse_uri
 from jupyter_pair_mcp.render import cut
-from jupyter_pair_mcp.tools.registry import READ, Backends, authorize
+from jupyter_pair_mcp.tools.registry import READ, Backends, authorize, check_folder
 from jupyter_pair_mcp.tools.views import Reads
 
 log = logging.getLogger(__name__)
@@ -148,6 +148,8 @@ def register_resources(server: MCPServer, b: Backends) -> None:
                 raise NotFound(f"no resource {uri!r}: see resources/templates/list for the URIs this server serves")
             if uri == CURRENT:
                 ref = ResourceRef("notebook", readers.focused(context))
+            if ref.kind != "list":
+                check_folder(ctx.request, ref.path)
             if b.stops and ref.kind != "list":
                 _admit(b, context, ref.path)
             contents = await readers.read(context, uri, ref)

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from jupyter_pair_mcp.request_state import STATE_USER
+from jupyter_pair_mcp.request_state import STATE_GRANT, STATE_USER
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +44,7 @@ class Actor:
     username: str  # the Jupyter user the client authenticated as
     principal: str = ""  # the credential's fingerprint (per-principal limits count by it)
     person: str = ""  # the name of the Jupyter user behind the credential, "" when Jupyter knows none
+    proposes: bool = False  # its grant is "propose only": every edit becomes a suggestion
 
     @property
     def label(self) -> str:
@@ -63,6 +64,7 @@ class Actors:
         self.agent_name = agent_name
         self._listeners: list[Callable[[Actor], None]] = []
         self._live: dict[str, Actor] = {}
+        self._sessions: dict[str, set[str]] = {}  # a grant's actor: the sessions it has open
 
     def on_end(self, listener: Callable[[Actor], None]) -> None:
         """Call ``listener(actor)`` when an actor's MCP session ends (never for stateless actors)."""
@@ -84,9 +86,15 @@ class Actors:
         username = str(getattr(user, "username", "") or "")
         principal = _principal(ctx) or f"user:{username}"
         person = person_name(user)
+        grant = _state(ctx).get(STATE_GRANT)
+        if grant is not None:
+            # A grant is the agent's identity: its key and name hold across sessions, eras and renamed clients.
+            username, person, client = grant.person, grant.person_name, grant.client_name
         label = self.agent_name or client or "AI agent"
         name = f"{person}{SEPARATOR}{label}" if person else label
-        if session_id:
+        if grant is not None:
+            key = hashlib.sha256(f"grant:{grant.id}".encode()).hexdigest()[:12]
+        elif session_id:
             key = hashlib.sha256(f"session:{session_id}".encode()).hexdigest()[:12]
         else:
             # By credential, not username: Jupyter gives a token request without a cookie a new random
@@ -100,13 +108,22 @@ class Actors:
             username=username,
             principal=principal,
             person=person,
+            proposes=bool(grant is not None and grant.propose_only),
         )
-        if session_id and key not in self._live and connection is not None:
-            self._live[key] = actor
-            connection.exit_stack.callback(self._ended, actor)
+        if session_id and connection is not None:
+            sessions = self._sessions.setdefault(key, set())
+            if session_id not in sessions:
+                sessions.add(session_id)
+                self._live[key] = actor
+                connection.exit_stack.callback(self._ended, actor)
         return actor
 
     def _ended(self, actor: Actor) -> None:
+        sessions = self._sessions.get(actor.key, set())
+        sessions.discard(actor.session_id or "")
+        if sessions:
+            return  # the same grant still has a session open: the agent has not left
+        self._sessions.pop(actor.key, None)
         self._live.pop(actor.key, None)
         for listener in self._listeners:
             with contextlib.suppress(Exception):  # one failing listener must not keep the others from cleaning up
@@ -127,10 +144,14 @@ def person_name(user: Any) -> str:
     return name[:64]
 
 
-def _user(ctx: Any) -> Any:
+def _state(ctx: Any) -> dict[str, Any]:
     request = getattr(getattr(ctx, "request_context", None), "request", None) if ctx is not None else None
     state = getattr(request, "scope", {}).get("state", {}) if request is not None else {}
-    return state.get(STATE_USER)
+    return state if isinstance(state, dict) else {}
+
+
+def _user(ctx: Any) -> Any:
+    return _state(ctx).get(STATE_USER)
 
 
 def _principal(ctx: Any) -> str:

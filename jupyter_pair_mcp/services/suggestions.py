@@ -71,8 +71,11 @@ class SuggestionService:
 
     # -- who proposes ---------------------------------------------------------------------------------
     def proposing(self, actor: Any, asked: bool) -> bool:
-        """Whether an agent's edit is a proposal: asked for, the server's review_mode, or its person's switch."""
-        return asked or self.review_mode or self.reviewing(str(getattr(actor, "username", "")))
+        """Whether an agent's edit is a proposal: asked for, its grant's "propose only", the server's
+        review_mode, or its person's switch."""
+        if asked or self.review_mode or bool(getattr(actor, "proposes", False)):
+            return True
+        return self.reviewing(str(getattr(actor, "username", "")))
 
     def reviewing(self, username: str) -> bool:
         """Whether the person's own switch is on for agents acting as ``username``."""

@@ -15,6 +15,7 @@ import asyncio
 import functools
 import inspect
 import logging
+import os
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -27,13 +28,13 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp_types import ToolAnnotations
 
-from jupyter_pair_mcp.adapters.contents.adapter import ContentsAdapter
+from jupyter_pair_mcp.adapters.contents.adapter import ContentsAdapter, matcher
 from jupyter_pair_mcp.adapters.kernels.adapter import KernelsAdapter
 from jupyter_pair_mcp.adapters.rooms import RoomsAdapter
 from jupyter_pair_mcp.errors import PairMCPError, PermissionDenied, is_fault
 from jupyter_pair_mcp.groups import GROUPS
 from jupyter_pair_mcp.render import ImageLimits
-from jupyter_pair_mcp.request_state import STATE_HANDLER, STATE_USER
+from jupyter_pair_mcp.request_state import STATE_GRANT, STATE_HANDLER, STATE_USER
 from jupyter_pair_mcp.revisions import Revisions
 from jupyter_pair_mcp.services.actors import Actors
 from jupyter_pair_mcp.services.audit import error_kind
@@ -50,6 +51,7 @@ __all__ = [
     "ToolSpec",
     "authorize",
     "authorize_request",
+    "check_folder",
     "register",
 ]
 
@@ -62,6 +64,13 @@ Audit = Callable[[Context | None, str, dict[str, Any], str, "str | None", float]
 
 READ = ("read", "contents")
 WRITE = ("write", "contents")
+
+#: Arguments naming a document or folder: a grant limited to folders is checked against each.
+PATH_ARGUMENTS = ("path", "document_path", "new_path", "copy_path", "directory")
+#: Arguments that filter a listing ('' = the whole server): checked by the folder they start the walk in.
+LISTING_ARGUMENTS = ("path_filter", "path_prefix")
+#: The grant level that covers each permission a tool asks for (for the refusal's wording).
+_LEVEL_FOR = {("write", "contents"): "write", ("execute", "kernels"): "execute"}
 
 #: The tools that run code in a kernel, which a client may run as an MCP task (a run it polls by id instead of
 #: waiting on: protocol/tasks.py). The edit tools among them become tasks only when they run what they edit.
@@ -196,6 +205,8 @@ def _guarded(
 ) -> Callable[..., Awaitable[Any]]:
     """Wrap a tool: authorize first, translate errors after, tell ``audit`` how it ended. Keeps the signature."""
 
+    paths = [name for name in inspect.signature(spec.fn).parameters if name in PATH_ARGUMENTS + LISTING_ARGUMENTS]
+
     @functools.wraps(spec.fn)
     async def tool(**kwargs: Any) -> Any:
         ctx = next((v for v in kwargs.values() if isinstance(v, Context)), None)
@@ -206,6 +217,11 @@ def _guarded(
         try:
             try:
                 await authorize(ctx, *spec.permission)
+                for name in paths:
+                    value = kwargs.get(name) or ""
+                    if name in LISTING_ARGUMENTS and isinstance(value, str):
+                        value = matcher(value)[0]
+                    check_folder(ctx.request_context.request if ctx is not None else None, value)
                 if admit is not None and ctx is not None:
                     admit(ctx, spec.name, kwargs)
             except PairMCPError as exc:
@@ -264,7 +280,48 @@ async def authorize_request(request: Any, action: str, resource: str) -> None:
     if handler is None or user is None:
         raise PermissionDenied("this tool can only be called through the Jupyter server's /mcp endpoint")
     allowed = await ensure_async(handler.authorizer.is_authorized(handler, user, action, resource))
+    grant = state.get(STATE_GRANT)
+    if not allowed and grant is not None:
+        needed = _LEVEL_FOR.get((action, resource), "read")
+        raise PermissionDenied(
+            f"this client's grant has the level {grant.level!r}, which does not allow {action} on {resource}: "
+            f"the person who approved it can connect the client again and choose the level {needed!r} in Jupyter"
+        )
     if not allowed:
         raise PermissionDenied(
             f"user {getattr(user, 'username', '?')!r} is not authorized to {action} {resource} on this server"
         )
+
+
+def check_folder(request: Any, path: Any) -> None:
+    """Refuse ``path`` (as an argument names it, "" = the root) to a grant limited to other folders.
+
+    Both the path as named and where it really leads are checked: a symbolic link inside a granted folder to
+    another one would otherwise carry the grant out of it (the contents manager follows links inside its root).
+    """
+    state = getattr(request, "scope", {}).get("state", {}) if request is not None else {}
+    grant = state.get(STATE_GRANT)
+    if grant is None or grant.whole_server:
+        return
+    parts = [p for p in str(path).split("/") if p not in ("", ".")] if isinstance(path, str) else [".."]
+    named = "/".join(parts)
+    if ".." not in parts and grant.covers(named) and grant.covers(_real(state.get(STATE_HANDLER), named)):
+        return
+    folders = ", ".join(repr(f) for f in grant.folders)
+    raise PermissionDenied(
+        f"this client's grant reaches only the folders {folders}: {str(path)!r} is outside them "
+        "(give a path inside one of them)"
+    )
+
+
+def _real(handler: Any, path: str) -> str:
+    """``path`` with its symbolic links resolved, relative to the contents root (itself when there is none)."""
+    root = getattr(getattr(handler, "contents_manager", None), "root_dir", None)
+    if not isinstance(root, str) or not path:
+        return path
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(os.path.join(real_root, *path.split("/")))
+    if os.path.commonpath([real_root, real]) != real_root:
+        return ".."  # outside the root: in no folder
+    relative = os.path.relpath(real, real_root)
+    return "" if relative == "." else relative.replace(os.sep, "/")

@@ -25,9 +25,10 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import origin_matches_pat
 from tornado import web
 
-from jupyter_pair_mcp.request_state import STATE_HANDLER, STATE_USER
+from jupyter_pair_mcp.request_state import GRANT_TOKEN_PREFIX, STATE_GRANT, STATE_HANDLER, STATE_USER
 from jupyter_pair_mcp.transport.asgi import TornadoASGIBridge
 from jupyter_pair_mcp.transport.hub import hub_server, hub_user_refused
+from jupyter_pair_mcp.transport.oauth import GrantAuthorizer, GrantIdentity, grant_user, resource_metadata_url
 from jupyter_pair_mcp.transport.ratelimit import RateLimiter
 from jupyter_pair_mcp.transport.requestbody import check as check_body
 from jupyter_pair_mcp.transport.scrub import ScrubbedLogs
@@ -49,6 +50,11 @@ class MCPHost(Protocol):
     rate_limiter: RateLimiter | None
 
     def endpoint(self) -> Awaitable[Runner]: ...
+
+    def grant_of(self, token: str) -> Any: ...
+
+    @property
+    def grants(self) -> Any: ...
 
 
 _Verb = Callable[..., Awaitable[None]]
@@ -96,6 +102,8 @@ class MCPHandler(ScrubbedLogs, APIHandler):
         self._retry_after = 1
         self._refusal: web.HTTPError | None = None  # answered once the body is read (prepare)
         self._close_connection = False
+        self._grant: Any = None  # the grant whose access token authenticated this request, if any
+        self._grant_refused = False  # a grant token was sent and is not (or no longer) valid
 
     async def prepare(self) -> None:  # type: ignore[override]
         """Admit the request, or refuse it without breaking its kept-alive connection.
@@ -114,6 +122,29 @@ class MCPHandler(ScrubbedLogs, APIHandler):
                 return
             self._close_connection = True
             raise
+
+    @property
+    def identity_provider(self) -> Any:
+        """Jupyter's, except for a request carrying a grant's access token: then the grant is the caller."""
+        real = super().identity_provider
+        return real if self._grant is None else GrantIdentity(real, grant_user(self._grant))
+
+    @property
+    def authorizer(self) -> Any:
+        """Jupyter's, except that a grant may do what its level allows and nothing else (whatever Jupyter's
+        authorizer would let the person who approved it do)."""
+        return super().authorizer if self._grant is None else GrantAuthorizer(self._grant)
+
+    def _bearer_grant(self) -> None:
+        """Recognize a grant's access token (``Authorization: Bearer jpmcp_at_...``) before Jupyter looks."""
+        scheme, _, token = self.request.headers.get("Authorization", "").strip().partition(" ")
+        token = token.strip()
+        if scheme.lower() not in ("bearer", "token") or not token.startswith(GRANT_TOKEN_PREFIX):
+            return
+        self._grant = self.extension.grant_of(token)
+        if self._grant is None:
+            self._grant_refused = True
+            raise web.HTTPError(401, "the grant token is invalid, expired or revoked: refresh it, or connect again")
 
     async def _unauthenticated(self) -> web.HTTPError:
         """401 saying how to authenticate; under JupyterHub, with a hub token, and 403 for another user's."""
@@ -136,6 +167,7 @@ class MCPHandler(ScrubbedLogs, APIHandler):
         if not self._origin_allowed():
             self.log.warning("MCP: refused request from a disallowed Origin")
             raise web.HTTPError(403, "Origin not allowed")
+        self._bearer_grant()
         try:
             await super().prepare()
         except web.HTTPError as exc:
@@ -218,8 +250,13 @@ class MCPHandler(ScrubbedLogs, APIHandler):
         if self._close_connection:  # set here: send_error clears the headers set before it
             self.set_header("Connection", "close")
         if status_code == 401:
-            # What MCP clients (and RFC 6750) expect; the body says how to pass the Jupyter token.
-            self.set_header("WWW-Authenticate", 'Bearer realm="jupyter", error="invalid_token"')
+            # What MCP clients expect (RFC 6750, RFC 9728 §5.1): where to find how to get a token; the body says
+            # how to pass the Jupyter token instead.
+            sent = "Authorization" in self.request.headers  # RFC 6750 §3.1: no error code without credentials
+            challenge = 'Bearer realm="jupyter"' + (', error="invalid_token"' if sent else "")
+            if self.extension.grants is not None:  # MCP authorization is on: where a client starts it
+                challenge += f', resource_metadata="{resource_metadata_url(self)}"'
+            self.set_header("WWW-Authenticate", challenge)
         elif status_code == 429:
             # Written here: Jupyter's write_error logs every error it writes, and a flood is logged once.
             self.set_header("Retry-After", str(self._retry_after))
@@ -251,7 +288,10 @@ class MCPHandler(ScrubbedLogs, APIHandler):
         self._bridge = TornadoASGIBridge(
             self,
             b"".join(self._chunks),
-            extra_scope={"user": user, "state": {STATE_HANDLER: self, STATE_USER: self.current_user}},
+            extra_scope={
+                "user": user,
+                "state": {STATE_HANDLER: self, STATE_USER: self.current_user, STATE_GRANT: self._grant},
+            },
         )
         try:
             await self._bridge.run(runner.handle)
@@ -271,7 +311,9 @@ class MCPHandler(ScrubbedLogs, APIHandler):
             return self._principal_name
         token = self.identity_provider.get_token(self) or ""
         username = getattr(self.current_user, "username", "")
-        if token:
+        if self._grant is not None:
+            material = f"grant:{self._grant.id}"  # its access tokens rotate; its sessions outlive each one
+        elif token:
             material = f"token:{token}"
         elif not self.identity_provider.auth_enabled:
             # No authentication at all: every request gets a new random anonymous user, but they
