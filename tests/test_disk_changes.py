@@ -303,3 +303,28 @@ async def test_calls_go_on_during_a_slow_save(
         assert not saving.done()  # all of it while the save was still writing
         release.set()
         await within(saving)
+
+
+async def test_a_file_put_back_to_an_older_version_is_written_again_not_merged(
+    mcp_client: Any, jp_root_dir: Path, jp_serverapp: Any
+) -> None:
+    """jupyter_server reads a notebook that is half written by restoring the copy it made before writing (its
+    atomic-writing recovery), so a read during the room's write can put the previous file back, with its older
+    time. That is the room's own write undone, not another program's change: merging it would undo the room's
+    edits wherever it had not changed since. The room writes again instead."""
+    path = "undone.ipynb"
+    before = cells("a = 1", "b = 1")
+    (jp_root_dir / path).write_text(before)
+    old = os.stat(jp_root_dir / path).st_mtime
+    async with mcp_client() as client:
+        update = {"path": path, "exec": False}
+        await call_tool(client, "batch_update_notebook_cells", **update, updates=[{"cell_id": "a", "content": "a = 2"}])
+        assert (await call_tool(client, "save_notebook", path=path))["saved"] is True
+        (jp_root_dir / path).write_text(before)  # the backup put back, with its own (older) time
+        os.utime(jp_root_dir / path, (old, old))
+        await call_tool(client, "batch_update_notebook_cells", **update, updates=[{"cell_id": "b", "content": "b = 2"}])
+        saved = await call_tool(client, "save_notebook", path=path)
+        assert saved["saved"] is True and "notice" not in saved, saved
+        read = await call_tool(client, "get_notebook", path=path)
+        assert [c["source"] for c in read["cells"]] == ["a = 2", "b = 2"]
+    assert sources(jp_root_dir / path) == ["a = 2", "b = 2"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,13 @@ from jupyter_pair_mcp.adapters.rooms.saving import state_of
 from .conftest import call_tool, document_room, notebook_json, received, until
 
 ROUNDS = 10
+
+
+def replace_file(target: Path, text: str) -> None:
+    """Write a new file beside ``target`` and rename it over it: a reader sees the old file or the new one."""
+    fresh = target.with_name(f".{target.name}.new")
+    fresh.write_text(text)
+    os.replace(fresh, target)
 
 
 async def until_async(check: Any, what: str, tries: int = 200) -> None:
@@ -62,8 +70,10 @@ async def test_edits_and_typing_survive_a_file_rewritten_under_them(
     url = f"{server_root}{jp_base_url}api/contents/{path}"
 
     async def rewrite(step: int) -> None:
-        """Another program: reads the file through Jupyter, changes cell b, writes it back whole. Jupyter writes a
-        file in place, so a read during the room's write may find it half written: the program reads again."""
+        """Another program (as git or an editor does): reads the file through Jupyter, changes cell b, and replaces
+        the file whole. It reads while the room is not writing: jupyter_server writes a file in place, and its
+        read of a half-written notebook puts the previous file back (its atomic-writing recovery), dropping that
+        write (upstream)."""
         read: list[Any] = []
 
         async def readable() -> bool:
@@ -77,8 +87,7 @@ async def test_edits_and_typing_survive_a_file_rewritten_under_them(
         for cell in notebook["cells"]:
             if cell["id"] == "b":
                 cell["source"] = f"b = {step}"
-        response = await http.put(url, headers=auth, json={"type": "notebook", "format": "json", "content": notebook})
-        assert response.status_code == 200, response.text
+        await asyncio.to_thread(replace_file, jp_root_dir / path, json.dumps(notebook))
 
     answered: list[str] = []
     async with mcp_client() as client, collaborator(path) as human:
@@ -103,7 +112,7 @@ async def test_edits_and_typing_survive_a_file_rewritten_under_them(
             await received(jp_serverapp, human)
             # The merge writes what the file lacked (the room's save delay is a minute): once it is done, or when
             # the agent's edit and the typing arrived after the merge's read, the next rewrite keeps them as well.
-            await until(lambda: state.writing is None, what="the merge's write")
+            await until(lambda: not state.merge_write_due and state.writing is None, what="the merge's write")
         assert len(answered) == ROUNDS
         await received(jp_serverapp, human)
         saved = await call_tool(client, "save_notebook", path=path)

@@ -66,6 +66,7 @@ async def write_room(room: Any, path: str, *, merged_once: bool = False) -> None
     if pending is not None and not pending.done() and (state is None or pending is not state.writing):
         pending.cancel()  # it would write what we are writing now; a write already under way completes first
     model = {"format": room.file_format, "type": room.file_type, "content": content}
+    seen = getattr(room._file, "last_modified", None)  # the file's time as the room last wrote or loaded it
     try:
         saved = await room._file.maybe_save_content(model)
     except HTTPError as exc:
@@ -85,6 +86,14 @@ async def write_room(room: Any, path: str, *, merged_once: bool = False) -> None
             raise Unavailable(
                 f"writing {path!r} failed ({type(exc).__name__}): nothing was written; the server log has the details"
             ) from None
+        found = getattr(room._file, "last_modified", None)  # the loader took the file's time now
+        if seen is not None and found is not None and found < seen and not merged_once:
+            # Older than what the room wrote: not another program's change but the room's own write undone (a
+            # read of the notebook during the write, through jupyter_server, restores the file it backed up).
+            # Merging would take the old file's side everywhere the room had not changed since: write again.
+            log.warning("%s went back to an older version on disk; writing the live document again", path)
+            await write_room(room, path, merged_once=True)
+            return
         merged = await _reload(room, path)
         if merged is not None and merged.kept_ours and not merged_once:
             await write_room(room, path, merged_once=True)  # the merge holds changes the file lacks

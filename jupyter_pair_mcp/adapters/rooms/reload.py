@@ -92,6 +92,8 @@ async def merge_reload(room: Any, cell_ids: CellIds) -> Merged | None:
                 state.base, state.base_content = None, theirs  # the file holds this now
         document.dirty = False
     if merged.kept_ours:  # the room holds changes the file lacks: write them now, not after the next change
+        if state is not None:
+            state.merge_write_due = True
         room._saving_document = asyncio.ensure_future(room._maybe_save_document(room._saving_document, True))
     log.info(
         "Merged %s, changed on disk, with the room's unsaved changes%s",

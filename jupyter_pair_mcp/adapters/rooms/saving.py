@@ -54,6 +54,7 @@ class SaveState:
     base_content: Any = None  # or that content itself, after a reload (the file's, with no Yjs update of it)
     merging: Any = None  # the merge being applied now (a :class:`.diskmerge.Merged`), for the reload's listeners
     writes: int = 0  # writes of the file (tests count them)
+    merge_write_due: bool = False  # a merge kept changes the file lacks, and their write has not ended yet
     cell_ids: CellIds | None = None  # a notebook's live cell ids, from its cell index
     reader: Reader | None = None  # where a big notebook is read for its file
 
@@ -154,6 +155,8 @@ async def autosave(room: Any, previous: asyncio.Task[None] | None, save_now: boo
     finally:
         if state.writing is task:
             state.writing = None
+        if save_now:
+            state.merge_write_due = False
 
 
 def take(room: Any, state: SaveState | None) -> tuple[bytes, Any]:
