@@ -331,6 +331,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
             explain=contents.load_problem,
             scan_processes=self.scan_processes,
             max_kept_size=self.max_kept_rooms_size,
+            max_history_cache_bytes=self.max_history_cache_bytes,
         )
         self._linear_ydoc = self.linear_notebook_load and linear_ydoc.install(self.rooms.scanner)
         self.history = HistoryService(self.rooms, fold_interval=self.history_fold_interval)

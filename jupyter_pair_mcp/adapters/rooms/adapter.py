@@ -93,6 +93,7 @@ class RoomsAdapter:
         explain: Explain | None = None,
         scan_processes: int = 1,
         max_kept_size: int = 256 << 20,
+        max_history_cache_bytes: int = 64 << 20,
     ) -> None:
         self.serverapp = serverapp
         self.explain = explain
@@ -104,7 +105,7 @@ class RoomsAdapter:
         self.disk = DiskWatch(self._room)
         self.scanner = Scanner(scan_processes)
         self._db_path: str | None = None
-        self._metadata = MetadataCache()
+        self._metadata = MetadataCache(max_bytes=max_history_cache_bytes)
         self._ystore_configured = False
         self._indexes: dict[str, tuple[Any, CellIndex]] = {}
         self._ydoc: Any = None
