@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import call_tool
+from .conftest import call_tool, until
 
 #: Bytes of version lists kept for get_document_history: a few dozen rows (about 1 KB each).
 CACHE_BYTES = 30_000
@@ -63,3 +63,15 @@ async def test_the_version_lists_kept_for_history_stay_within_their_bytes(
         again = await call_tool(client, "get_document_history", path=paths[0], limit=1000)
         assert again["total"] == (await call_tool(client, "get_document_history", path=paths[0], limit=1000))["total"]
         assert cache.bytes <= CACHE_BYTES
+
+
+async def test_sessions_ending_give_the_memory_they_freed_back(extension: Any, mcp_client: Any) -> None:
+    trim = extension.heap_trim
+    if not trim.available:
+        pytest.skip("this C library has no malloc_trim")
+    before = trim.trims
+    for _ in range(3):
+        async with mcp_client() as client:
+            await call_tool(client, "list_notebooks")
+    await until(lambda: not extension.actors.live, what="every session's end")
+    await until(lambda: trim.trims > before, limit=15, what="a trim after the sessions ended")
