@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import call_tool, until
+from .conftest import call_tool, document_room, until
 
 #: Bytes of version lists kept for get_document_history: a few dozen rows (about 1 KB each).
 CACHE_BYTES = 30_000
@@ -75,3 +75,21 @@ async def test_sessions_ending_give_the_memory_they_freed_back(extension: Any, m
             await call_tool(client, "list_notebooks")
     await until(lambda: not extension.actors.live, what="every session's end")
     await until(lambda: trim.trims > before, limit=15, what="a trim after the sessions ended")
+
+
+async def test_agents_that_left_leave_nothing_in_a_rooms_awareness(
+    jp_serverapp: Any, extension: Any, mcp_client: Any, make_notebook: Any
+) -> None:
+    path = make_notebook("aware.ipynb", count=2)
+    extension.presence.forget_after = 0.2  # a browser's echo of the removal comes within milliseconds
+    agents: set[int] = set()
+    for _ in range(4):  # one synthetic awareness client per session and room
+        async with mcp_client() as client:
+            cursor = {"line": 1, "column": 1}
+            await call_tool(client, "update_cursor_position", document_path=path, cell_id="cell-0", position=cursor)
+            room = document_room(jp_serverapp, path)
+            agents |= {cid for cid, state in room.awareness.states.items() if state and "agent" in state}
+    assert len(agents) == 4
+    await until(lambda: not extension.actors.live, what="every session's end")
+    await until(lambda: not agents & set(room.awareness.meta), what="the room forgetting the agents that left")
+    assert not agents & set(room.awareness.states)
