@@ -128,6 +128,46 @@ def _walk(root: Any, prefix: str) -> dict[str, int]:
     return found
 
 
+#: Stores not reachable from the app's attributes (the endpoint's tools close over them): found by type.
+_BY_TYPE = ("Revisions", "TaskStore")
+
+
+def _find(root: Any, names: tuple[str, ...], depth: int = 16) -> dict[str, Any]:
+    """Objects of the named classes reachable from ``root`` (breadth first through every reference: the endpoint's
+    tools close over them, and the startup heap is frozen, out of ``gc.get_objects``)."""
+    found: dict[str, Any] = {}
+    seen = {id(root)}
+    level = [root]
+    for _ in range(depth):
+        following = []
+        for obj in level:
+            for ref in gc.get_referents(obj):
+                if id(ref) in seen or isinstance(ref, (str, bytes, int, float, type)):
+                    continue
+                seen.add(id(ref))
+                name = type(ref).__qualname__
+                if name in names and type(ref).__module__.startswith("jupyter_pair_mcp"):
+                    found.setdefault(name, ref)
+                following.append(ref)
+        if len(found) == len(names) or not following:
+            break
+        level = following
+    return found
+
+
+def _by_type(extension: Any) -> dict[str, int]:
+    endpoint = getattr(extension, "_endpoint", None)
+    if endpoint is None:
+        return {}
+    found: dict[str, int] = {}
+    for name, obj in _find(endpoint, _BY_TYPE).items():
+        found.update(_walk(obj, name))
+        if name == "Revisions":
+            found["Revisions.size_bytes"] = obj.size
+            found["Revisions.memory_bytes"] = sum(m.bytes for m in obj._memories.values())
+    return found
+
+
 def _rooms(serverapp: Any) -> list[dict[str, Any]]:
     point = serverapp.extension_manager.extension_points.get("jupyter_server_ydoc")
     ydoc_app = getattr(point, "app", None)
@@ -231,6 +271,7 @@ class MemoryHandler(JupyterHandler):  # type: ignore[misc]
             gc.collect()
             extension = _extension(self.serverapp)
             report["stores"] = _walk(extension, "app") if extension is not None else {}
+            report["stores"].update(_by_type(extension))
             report["rooms"] = _rooms(self.serverapp)
             report["gc"] = _gc_types()
         holders = self.get_argument("holders", "")
