@@ -77,6 +77,7 @@ class HeapTrim:
         self._handle: asyncio.TimerHandle | None = None
         self._running: asyncio.Task[None] | None = None
         self.trims = 0  # trims done (tests and the benchmark read it)
+        self._closed = False
 
     @property
     def available(self) -> bool:
@@ -84,8 +85,8 @@ class HeapTrim:
 
     def request(self, *_: object) -> None:
         """A session ended: trim soon (``settle`` s from now, and not within ``interval`` s of the last trim)."""
-        if not self.available or self._handle is not None:
-            return
+        if not self.available or self._handle is not None or self._closed:
+            return  # (sessions end during the server's stop too: no trim is started then)
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -115,6 +116,7 @@ class HeapTrim:
         log.debug("Returned freed heap memory to the system in %.1f ms", (time.perf_counter() - started) * 1000)
 
     async def close(self) -> None:
+        self._closed = True
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
