@@ -26,7 +26,7 @@ from jupyter_pair_mcp.adapters.contents.adapter import ContentsAdapter
 from jupyter_pair_mcp.adapters.kernels.adapter import KernelsAdapter
 from jupyter_pair_mcp.adapters.rooms import RoomsAdapter, linear_ydoc
 from jupyter_pair_mcp.groups import GROUPS
-from jupyter_pair_mcp.heap import freeze_startup_heap
+from jupyter_pair_mcp.heap import HeapTrim, freeze_startup_heap
 from jupyter_pair_mcp.limits import Limits
 from jupyter_pair_mcp.protocol.subscriptions import SubscriptionManager
 from jupyter_pair_mcp.services.activity import ActivityLog, disk_merge
@@ -214,6 +214,15 @@ class JupyterPairMCP(Limits, ExtensionApp):
         cycle among them is never collected. Default: True.""",
     ).tag(config=True)
 
+    heap_trim_interval = Float(
+        30.0,
+        help="""Seconds between two times the server gives the memory it freed back to the system (glibc's
+        malloc_trim, in a worker thread: a few milliseconds), done when MCP sessions end, the last time after
+        the last one ended. glibc keeps freed memory for later allocations, one heap per thread: without this a
+        long run of agents left the server's RSS hundreds of MB above what it held alive, after every session
+        had ended. No effect on C libraries without malloc_trim. 0: never. Default: 30.""",
+    ).tag(config=True)
+
     max_kept_rooms_size = Int(
         256 << 20,
         help="""Bytes the collaboration rooms kept open for agents (see room_idle_timeout) may hold together,
@@ -371,6 +380,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
             scan_processes=self.scan_processes,
             max_kept_size=self.max_kept_rooms_size,
             save_interval=self.max_save_interval,
+            max_history_cache_bytes=self.max_history_cache_bytes,
         )
         self._linear_ydoc = self.linear_notebook_load and linear_ydoc.install(self.rooms.scanner)
         self.history = HistoryService(self.rooms, fold_interval=self.history_fold_interval)
@@ -421,6 +431,8 @@ class JupyterPairMCP(Limits, ExtensionApp):
             single_user=type(self.serverapp.identity_provider) in (IdentityProvider, PasswordIdentityProvider),
         )
         self.actors.on_end(self.presence.ended)
+        self.heap_trim = HeapTrim(self.heap_trim_interval)
+        self.actors.on_end(self.heap_trim.request)  # settle s later: what the session held is let go
         if getattr(self.rooms, "journal", None) is not None:
             self.rooms.journal.on_edit(self.presence.edited)
         self.contents = contents
@@ -603,6 +615,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
         await self.forks.close()
         await self.presence.close()
         await self.rooms.close()
+        await self.heap_trim.close()
         if self._linear_ydoc:
             linear_ydoc.uninstall()
         self.log.info(

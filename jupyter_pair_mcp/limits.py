@@ -110,6 +110,14 @@ class Limits(Configurable):
         so history cannot grow without limit. 0: unbounded. Default: 10000.""",
     ).tag(config=True)
 
+    max_history_cache_bytes = Int(
+        64 * 1024 * 1024,
+        help="""Bytes of memory the per-document version lists kept for get_document_history may take (about
+        1 KB per stored update: each carries who made it and a summary; the newest documents read are kept).
+        Past it the least recently read documents' lists are dropped and read again from the store when
+        needed. Default: 64 MiB.""",
+    ).tag(config=True)
+
     max_forks = Int(
         20,
         help="""Forks (fork_document) the server holds at once; beyond it new forks are refused until some are

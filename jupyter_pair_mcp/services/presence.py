@@ -19,6 +19,7 @@ import contextlib
 import logging
 import secrets
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -33,6 +34,9 @@ from jupyter_pair_mcp.services.presence_states import Agent, Presence, document_
 log = logging.getLogger(__name__)
 
 STATUSES = ("online", "away", "busy", "offline")
+#: Seconds after an agent's synthetic awareness client left a room before the room's awareness forgets it (its
+#: clock, kept so that a late update cannot bring it back: a browser echoes the removal within milliseconds).
+FORGET_AFTER = 30.0
 
 
 class PresenceService:
@@ -62,6 +66,8 @@ class PresenceService:
         self._presences: dict[tuple[str, str], Presence] = {}
         self._ids: dict[tuple[str, str], int] = {}  # (actor key, room id) -> synthetic awareness client id
         self._clocks: dict[int, int] = {}  # client id -> last clock sent (must only grow)
+        self._gone: deque[tuple[float, str, int]] = deque()  # (left at, room id, client id), oldest first
+        self.forget_after = FORGET_AFTER
         self._log = log if log is not None else ActivityLog(max_activities)  # shared with the activity panel
         self._task: asyncio.Task[None] | None = None
         self.lab = GlobalPresence(rooms, self._client_id, self._send, lambda: self.clock())
@@ -207,8 +213,14 @@ class PresenceService:
 
     def _forget_ids(self, key: str) -> None:
         """Drop an agent's synthetic client ids once it is gone (their removal has been sent already)."""
+        now = self.clock()
         for id_key in [k for k in self._ids if k[0] == key]:
-            self._clocks.pop(self._ids.pop(id_key), None)
+            client_id = self._ids.pop(id_key)
+            self._clocks.pop(client_id, None)
+            self._gone.append((now, id_key[1], client_id))
+        if self._gone:
+            with contextlib.suppress(RuntimeError):  # no loop (unit tests of the bookkeeping)
+                self._start()
 
     # -- activity ---------------------------------------------------------------------------------
     def record(
@@ -362,6 +374,13 @@ class PresenceService:
             if agent.actor.session_id is None:
                 del self._agents[key]  # stateless actors have no end: forget them once idle
                 self._forget_ids(key)
+        while self._gone and now - self._gone[0][0] >= self.forget_after:
+            _, room_id, client_id = self._gone.popleft()
+            room = aw.room(self.rooms, room_id)
+            if room is not None:
+                aw.forget_client(room, client_id)
+        if self._gone:
+            due = min(due, self._gone[0][0] + self.forget_after - now)
         for presence in list(self._presences.values()):
             room = aw.room(self.rooms, presence.room_id)
             if room is None:
@@ -385,8 +404,9 @@ class PresenceService:
             self._task = asyncio.get_running_loop().create_task(self._renew_forever())
 
     def _waiting(self) -> bool:
-        """Whether the loop has work: presences to renew, or stateless agents to forget once idle."""
-        if self._presences:
+        """Whether the loop has work: presences to renew, clients that left to forget, or stateless agents to
+        forget once idle."""
+        if self._presences or self._gone:
             return True
         return bool(self.stateless_timeout) and any(a.actor.session_id is None for a in self._agents.values())
 

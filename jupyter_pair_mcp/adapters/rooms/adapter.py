@@ -106,6 +106,7 @@ class RoomsAdapter:
         scan_processes: int = 1,
         max_kept_size: int = 256 << 20,
         save_interval: float = 5.0,
+        max_history_cache_bytes: int = 64 << 20,
     ) -> None:
         self.serverapp = serverapp
         self.explain = explain
@@ -119,7 +120,7 @@ class RoomsAdapter:
         self.scanner = Scanner(scan_processes)
         self._reader = BigReader(self.scanner)
         self._db_path: str | None = None
-        self._metadata = MetadataCache()
+        self._metadata = MetadataCache(max_bytes=max_history_cache_bytes)
         self._ystore_configured = False
         self._indexes: dict[str, tuple[Any, CellIndex]] = {}
         self._ydoc: Any = None

@@ -143,6 +143,21 @@ def publish(room: Any, client_id: int, clock: int, state: dict[str, Any] | None)
     room.awareness.apply_awareness_update(encoder.to_bytes(), "local")
 
 
+def forget_client(room: Any, client_id: int) -> None:
+    """Drop a client that has left from the room's awareness metadata.
+
+    pycrdt (as y-protocols) keeps the clock of every client it ever saw, so that a late update from a client
+    that left cannot bring it back; nothing ever removes them. For our agents' synthetic clients, one per MCP
+    session and room, that is state growing with every session for the life of the room, walked by the
+    awareness's own timer every 3 s. Called well after the client's removal was broadcast (a browser echoes it
+    back at once), and only for a client with no state.
+    """
+    awareness = getattr(room, "awareness", None)
+    meta = getattr(awareness, "_meta", None)
+    if isinstance(meta, dict) and client_id not in (getattr(awareness, "_states", None) or {}):
+        meta.pop(client_id, None)
+
+
 # -- positions -----------------------------------------------------------------------------------
 def utf16_offset(text: str, index: int) -> int:
     """UTF-16 code units before character ``index`` (what Yjs clocks and sticky indexes count)."""

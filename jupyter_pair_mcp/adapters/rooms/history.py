@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import sys
 import threading
 import time
 import weakref
@@ -211,30 +212,70 @@ def read_rows(db_path: str, key: str, *, upto: int | None = None, updates: bool 
         connection.close()
 
 
+#: Per cached row, beyond what :func:`_held` counts of its metadata: the Row object, its ``__dict__``, its int and
+#: float, and its slot in the document's list (CPython, 64-bit, rounded up).
+ROW_OVERHEAD = 200
+
+
+def _held(value: Any, depth: int = 0) -> int:
+    """Bytes a metadata value holds as CPython sizes it (its containers' items included, three levels deep)."""
+    size = sys.getsizeof(value)
+    if depth < 3 and isinstance(value, dict):
+        size += sum(_held(k, depth + 1) + _held(v, depth + 1) for k, v in value.items())
+    elif depth < 3 and isinstance(value, (list, tuple)):
+        size += sum(_held(v, depth + 1) for v in value)
+    return size
+
+
+def row_bytes(row: Row) -> int:
+    """Memory one cached row takes, an estimate from above: its metadata's keys are the same few strings in every
+    row (see :func:`_metadata`) and are not counted; its values are, shared or not."""
+    meta = row.metadata
+    return ROW_OVERHEAD + sys.getsizeof(meta) + sum(_held(value, 1) for value in meta.values())
+
+
 class MetadataCache:
     """Each document's metadata rows, kept and extended by what was added since (listing reads only that).
 
     A count check catches squashes (rows deleted or rewritten): then the document is read again in full.
-    Bounded to the ``size`` documents read last.
+    Bounded to the ``size`` documents read last, and to ``max_bytes`` of rows in all (least recently read
+    documents out first): a document's rows grow with every transaction until its history is squashed
+    (``max_history_updates``, or never when that is 0), a few hundred bytes each. A document whose rows alone
+    are over the bound is not kept; its listing reads them all each time.
     """
 
-    def __init__(self, size: int = 32) -> None:
+    def __init__(self, size: int = 32, max_bytes: int = 64 * 1024 * 1024) -> None:
         self.size = size
-        self._rows: OrderedDict[str, list[Row]] = OrderedDict()
+        self.max_bytes = max_bytes
+        self._rows: OrderedDict[str, tuple[list[Row], int]] = OrderedDict()  # key -> (rows, their bytes)
+        self._bytes = 0
         self._lock = threading.Lock()
+
+    @property
+    def bytes(self) -> int:
+        """Bytes of the rows kept (see :func:`row_bytes`)."""
+        return self._bytes
 
     def read(self, db_path: str, key: str) -> list[Row]:
         """Rows of one document, oldest first (runs in a worker thread)."""
         with self._lock:
             cached = self._rows.get(key)
-        rows = self._extend(db_path, key, cached) if cached is not None else None
-        if rows is None:
+        rows = self._extend(db_path, key, cached[0]) if cached is not None else None
+        if rows is not None and cached is not None:  # the cached rows keep their size: only new ones are sized
+            size = cached[1] + sum(row_bytes(row) for row in rows[len(cached[0]) :])
+        else:
             rows = read_rows(db_path, key)
+            size = sum(row_bytes(row) for row in rows)
         with self._lock:
-            self._rows[key] = rows
-            self._rows.move_to_end(key)
-            while len(self._rows) > self.size:
-                self._rows.popitem(last=False)
+            old = self._rows.pop(key, None)
+            if old is not None:
+                self._bytes -= old[1]
+            if size <= self.max_bytes:
+                self._rows[key] = (rows, size)
+                self._bytes += size
+            while len(self._rows) > self.size or self._bytes > self.max_bytes:
+                _, (_, dropped) = self._rows.popitem(last=False)
+                self._bytes -= dropped
         return list(rows)
 
     @staticmethod
@@ -258,14 +299,22 @@ class MetadataCache:
         return cached + new if len(cached) + len(new) == count and in_order else None
 
 
+#: Metadata strings up to this length are shared between rows (keys, sources, authors, agent keys, short summaries).
+_SHARED = 64
+
+
 def _metadata(raw: Any) -> dict[str, Any]:
+    """A row's metadata, its keys and short values shared with every other row's: JSON gives each row its own
+    copies, which were half of what a cached row took (~930 bytes, ~480 shared)."""
     if not raw:
         return {}
     try:
         value = json.loads(raw)
     except (ValueError, TypeError):
         return {}
-    return value if isinstance(value, dict) else {}
+    if not isinstance(value, dict):
+        return {}
+    return {sys.intern(k): sys.intern(v) if isinstance(v, str) and len(v) <= _SHARED else v for k, v in value.items()}
 
 
 def replay(rows: list[Row]) -> Doc[Any]:

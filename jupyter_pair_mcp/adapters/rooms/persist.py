@@ -180,7 +180,12 @@ def unsaved(rooms: dict[str, Any]) -> Unsaved:
         if is_document_room(room) and getattr(room, "ready", False):
             pending = save_pending(room)
             noted[room_id] = (room, bytes(room.ydoc.get_state()), pending)
-            if pending:
+            state = state_of(room)
+            if pending and (state is None or room._saving_document is not state.writing):
+                # Only a save still waiting: one writing is left alone. jupyter-collaboration's loader shields a
+                # write from one cancel, but a second (the room's next change cancels its save task again)
+                # releases the loader's lock before the write ends, and the next save takes the file's new
+                # time for another program's change.
                 room._saving_document.cancel()
     return Unsaved(noted)
 
