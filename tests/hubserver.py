@@ -107,7 +107,15 @@ c.Spawner.start_timeout = 90
 c.Spawner.http_timeout = 90
 c.JupyterHub.services = [{{"name": "tests", "api_token": "{admin_token}"}}]
 c.JupyterHub.load_roles = [
-    {{"name": "tests", "scopes": ["admin:users", "admin:servers", "tokens"], "services": ["tests"]}},
+    # shares (and the scopes they hand out) too: docs/jupyterhub.md's shares, made by the tests as the owner would
+    {{
+        "name": "tests",
+        "scopes": [
+            "admin:users", "admin:servers", "tokens", "shares", "read:users:name", "access:servers",
+            "custom:mcp:execute", "custom:mcp:readx",
+        ],
+        "services": ["tests"],
+    }},
     {{"name": "user", "scopes": ["self", "custom:mcp:execute!user"]}},
 ]
 # docs/jupyterhub.md's scopes: a token made with fewer of them is limited on the servers (HubScopesAuthorizer).
@@ -115,6 +123,8 @@ c.JupyterHub.custom_scopes = {{
     "custom:mcp:read": {{"description": "Read"}},
     "custom:mcp:write": {{"description": "Read and edit", "subscopes": ["custom:mcp:read"]}},
     "custom:mcp:execute": {{"description": "Read, edit and run code", "subscopes": ["custom:mcp:write"]}},
+    # An admin's typo, as a hub would accept it: no level the servers know (it must allow nothing there).
+    "custom:mcp:readx": {{"description": "Misspelt"}},
 }}
 """
 
@@ -224,6 +234,17 @@ class Hub:
         assert self.process is not None
         stopped = lambda: name not in self.api("GET", f"/users/{user}")["servers"]  # noqa: E731
         wait_for(stopped, limit, f"{user}'s server {name!r} stopping", self.process)
+
+    def share(self, owner: str, recipient: str, scopes: list[str] | None = None, server: str = "") -> Any:
+        """Share one of ``owner``'s servers with ``recipient`` (``POST /hub/api/shares/<owner>/<server>``);
+        without scopes, the hub's default: ``access:servers`` for that server only."""
+        body: dict[str, Any] = {"user": recipient}
+        if scopes is not None:
+            body["scopes"] = scopes
+        return self.api("POST", f"/shares/{owner}/{server}", json=body)
+
+    async def ashare(self, owner: str, recipient: str, scopes: list[str] | None = None, server: str = "") -> Any:
+        return await asyncio.to_thread(self.share, owner, recipient, scopes, server)
 
     def token(self, user: str, scopes: list[str] | None = None) -> str:
         body: dict[str, Any] = {"note": "jupyter-pair-mcp tests", "expires_in": 3600}
