@@ -77,6 +77,9 @@ def named_servers_apart(spawner):
         root = os.path.join(spawner.home_dir, "servers", spawner.name)
         os.makedirs(root, exist_ok=True)
         spawner.notebook_dir = root
+    # docs/jupyterhub.md's shorter revocation delay, here for the server named "fresh" only.
+    if spawner.name == "fresh":
+        spawner.args = [*spawner.args, "--HubOAuth.cache_max_age=2"]
     # docs/jupyterhub.md's "off for everyone", here for carol only.
     if spawner.user.name == "carol":
         spawner.args = [*spawner.args, "--ServerApp.jpserver_extensions=jupyter_pair_mcp=False"]
@@ -102,6 +105,8 @@ c.SimpleLocalProcessSpawner.home_dir_template = "{dir}/home/{{username}}"
 c.Spawner.cmd = ["{singleuser}"]
 c.Spawner.args = ["--ServerApp.authorizer_class=jupyter_pair_mcp.transport.hubscopes.HubScopesAuthorizer"]
 c.Spawner.environment = {environment}
+# docs/jupyterhub.md: browser sessions carry the custom:mcp levels their user holds for the server.
+c.Spawner.oauth_client_allowed_scopes = ["custom:mcp:execute"]
 c.Spawner.popen_kwargs = {{"start_new_session": False}}
 c.Spawner.start_timeout = 90
 c.Spawner.http_timeout = 90
@@ -112,12 +117,16 @@ c.JupyterHub.load_roles = [
         "name": "tests",
         "scopes": [
             "admin:users", "admin:servers", "tokens", "shares", "read:users:name", "access:servers",
-            "custom:mcp:execute", "custom:mcp:readx",
+            "custom:mcp:execute", "custom:mcp:readx", "groups",
         ],
         "services": ["tests"],
     }},
     {{"name": "user", "scopes": ["self", "custom:mcp:execute!user"]}},
+    # docs/jupyterhub.md: a level for someone else's server that browser sessions carry comes from a role (a
+    # share's custom scopes reach tokens, not the hub's OAuth for the server).
+    {{"name": "alice-readers", "scopes": ["custom:mcp:read!server=alice/"], "groups": ["alice-readers"]}},
 ]
+c.JupyterHub.load_groups = {{"alice-readers": {{"users": []}}}}
 # docs/jupyterhub.md's scopes: a token made with fewer of them is limited on the servers (HubScopesAuthorizer).
 c.JupyterHub.custom_scopes = {{
     "custom:mcp:read": {{"description": "Read"}},
@@ -245,6 +254,9 @@ class Hub:
 
     async def ashare(self, owner: str, recipient: str, scopes: list[str] | None = None, server: str = "") -> Any:
         return await asyncio.to_thread(self.share, owner, recipient, scopes, server)
+
+    async def ajoin(self, group: str, user: str) -> None:
+        await asyncio.to_thread(self.api, "POST", f"/groups/{group}/users", json={"users": [user]})
 
     def token(self, user: str, scopes: list[str] | None = None) -> str:
         body: dict[str, Any] = {"note": "jupyter-pair-mcp tests", "expires_in": 3600}

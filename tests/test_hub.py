@@ -9,9 +9,12 @@ only; bob's token is refused; progress streams through the proxy, a dropped stre
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import html
 import logging
 import os
+import re
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -32,6 +35,7 @@ from .conftest import (
     open_session,
     rpc,
     tool_error,
+    until,
     within,
 )
 from .hubserver import MISSING, Hub, proxy_installed
@@ -458,3 +462,89 @@ async def test_a_misspelt_level_allows_nothing_and_is_logged_once_without_the_to
     assert len(told) == 1 and "of frank" in told[0] and "allows nothing" in told[0], told
     assert token not in log
     # The owner's token with only a misspelt level allows nothing either (test_which_custom_mcp_scopes_count_...).
+
+
+def _form_values(page: str, *names: str) -> dict[str, list[str]]:
+    """A hub page's hidden form inputs with these names (the login and OAuth confirmation forms)."""
+    values: dict[str, list[str]] = {}
+    for name, value in re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', page):
+        if name in names:
+            values.setdefault(name, []).append(html.unescape(value))
+    return values
+
+
+@contextlib.asynccontextmanager
+async def browser(hub: Hub, user: str) -> AsyncIterator[httpx2.AsyncClient]:
+    """``user``'s browser session on alice's server: the hub's login form, then the server's OAuth with the
+    hub (the confirmation page a non-owner is shown, submitted as is), as a person's browser does it."""
+    async with httpx2.AsyncClient(base_url=hub.url, timeout=60, follow_redirects=True) as client:
+        page = await client.get("/hub/login")
+        form = _form_values(page.text, "_xsrf")
+        logged_in = await client.post("/hub/login", data={**form, "username": [user], "password": ["x"]})
+        assert logged_in.status_code == 200, logged_in.text
+        landed = await client.get("/user/alice/lab")
+        if "/oauth2/authorize" in str(landed.url):  # a non-owner confirms what the server may do for them
+            landed = await client.post(str(landed.url), data=_form_values(landed.text, "_xsrf", "scopes"))
+        assert landed.status_code == 200 and str(landed.url).startswith(f"{hub.url}/user/alice/"), landed.url
+        client.headers["X-XSRFToken"] = client.cookies.get("_xsrf", path="/user/alice/") or ""
+        yield client
+
+
+async def test_a_recipients_browser_session_gets_the_level_of_a_role_and_no_more(hub: Hub) -> None:
+    """On main a recipient's browser session (whose OAuth token carries no custom scope) wrote files and
+    started kernels on the owner's server. Its level comes from a role (Spawner.oauth_client_allowed_scopes
+    lets the session carry it): JupyterHub 6.1's OAuth intersects what the server asks for with the user's
+    roles only, so a share's custom scopes never reach a browser session (they do reach tokens)."""
+    await hub.acreate_users("gina", "hank")
+    await hub.ashare("alice", "gina", ["access:servers", "custom:mcp:read"])
+    await hub.ashare("alice", "hank")  # the hub's default: access:servers only
+    file = {"type": "file", "format": "text", "content": "x"}
+
+    async def actions(session: httpx2.AsyncClient, name: str) -> dict[str, int]:
+        write = await session.put(f"/user/alice/api/contents/{name}.txt", json=file)
+        assert "xsrf" not in write.text.lower(), write.text  # refused for its scopes, not for the form token
+        return {
+            "read": (await session.get("/user/alice/api/contents")).status_code,
+            "write": write.status_code,
+            "kernel": (await session.post("/user/alice/api/kernels", json={})).status_code,
+        }
+
+    nothing = {"read": 403, "write": 403, "kernel": 403}
+    async with browser(hub, "hank") as session:
+        assert await actions(session, "hank") == nothing
+    async with browser(hub, "gina") as session:  # the share's custom:mcp:read is not in the session's token
+        assert await actions(session, "gina") == nothing
+    await hub.ajoin("alice-readers", "gina")  # a role with custom:mcp:read!server=alice/
+    async with browser(hub, "gina") as session:
+        assert await actions(session, "gina") == {"read": 200, "write": 403, "kernel": 403}
+    async with browser(hub, "alice") as session:  # the owner's session: everything, as before
+        assert await actions(session, "alice-browser") == {"read": 200, "write": 201, "kernel": 201}
+
+
+async def test_a_revoked_token_works_until_the_servers_cache_forgets_it(hub: Hub, http: httpx2.AsyncClient) -> None:
+    """docs/jupyterhub.md: a server caches the hub's answer about a token for HubOAuth.cache_max_age (300 s):
+    on alice's default server a revoked token still works; on one started with 2 s it stops working."""
+    fresh = await hub.astart_server("alice", "fresh")
+
+    async def made(scope: str) -> dict[str, Any]:
+        body = {"scopes": [scope], "expires_in": 3600}
+        return dict(await asyncio.to_thread(hub.api, "POST", "/users/alice/tokens", json=body))
+
+    async def revoke(token: dict[str, Any]) -> None:
+        await asyncio.to_thread(hub.api, "DELETE", f"/users/alice/tokens/{token['id']}")
+
+    cached, short = await made("access:servers!server=alice/"), await made("access:servers!server=alice/fresh")
+    status = {
+        "cached": lambda: http.get(f"{hub.url}/user/alice/api/status", headers=bearer(cached["token"])),
+        "short": lambda: http.get(f"{hub.url}{fresh}api/status", headers=bearer(short["token"])),
+    }
+    for name in status:
+        assert (await status[name]()).status_code == 200
+    await revoke(cached)
+    await revoke(short)
+    assert (await status["cached"]()).status_code == 200, "the server still has the hub's answer of before"
+
+    async def refused() -> bool:
+        return (await status["short"]()).status_code in (401, 403)
+
+    await until(refused, 30, "the revoked token refused once the server's 2-s cache forgot it")
