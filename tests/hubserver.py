@@ -105,8 +105,18 @@ c.SimpleLocalProcessSpawner.home_dir_template = "{dir}/home/{{username}}"
 c.Spawner.cmd = ["{singleuser}"]
 c.Spawner.args = ["--ServerApp.authorizer_class=jupyter_pair_mcp.transport.hubscopes.HubScopesAuthorizer"]
 c.Spawner.environment = {environment}
-# docs/jupyterhub.md: browser sessions carry the custom:mcp levels their user holds for the server.
-c.Spawner.oauth_client_allowed_scopes = ["custom:mcp:execute"]
+
+
+class SessionScopes(list):
+    # docs/jupyterhub.md: browser sessions carry the custom:mcp levels their user's roles give for the server;
+    # except on servers named "plain", as on a hub without the setting (sessions carry no custom scope). A list
+    # that can be called: JupyterHub 6.1 calls a callable for the OAuth client, then puts the setting as it is
+    # in the server's environment as JSON, which a plain function fails (500 on every spawn).
+    def __call__(self, spawner):
+        return [] if spawner.name == "plain" else list(self)
+
+
+c.Spawner.oauth_client_allowed_scopes = SessionScopes(["custom:mcp:execute"])
 c.Spawner.popen_kwargs = {{"start_new_session": False}}
 c.Spawner.start_timeout = 90
 c.Spawner.http_timeout = 90

@@ -474,51 +474,68 @@ def _form_values(page: str, *names: str) -> dict[str, list[str]]:
 
 
 @contextlib.asynccontextmanager
-async def browser(hub: Hub, user: str) -> AsyncIterator[httpx2.AsyncClient]:
-    """``user``'s browser session on alice's server: the hub's login form, then the server's OAuth with the
-    hub (the confirmation page a non-owner is shown, submitted as is), as a person's browser does it."""
+async def browser(hub: Hub, user: str, server: str = "/user/alice/") -> AsyncIterator[httpx2.AsyncClient]:
+    """``user``'s browser session on a server of alice's: the hub's login form, then the server's OAuth with
+    the hub (the confirmation page a non-owner is shown, submitted as is), as a person's browser does it."""
     async with httpx2.AsyncClient(base_url=hub.url, timeout=60, follow_redirects=True) as client:
         page = await client.get("/hub/login")
         form = _form_values(page.text, "_xsrf")
         logged_in = await client.post("/hub/login", data={**form, "username": [user], "password": ["x"]})
         assert logged_in.status_code == 200, logged_in.text
-        landed = await client.get("/user/alice/lab")
+        landed = await client.get(f"{server}lab")
         if "/oauth2/authorize" in str(landed.url):  # a non-owner confirms what the server may do for them
             landed = await client.post(str(landed.url), data=_form_values(landed.text, "_xsrf", "scopes"))
-        assert landed.status_code == 200 and str(landed.url).startswith(f"{hub.url}/user/alice/"), landed.url
-        client.headers["X-XSRFToken"] = client.cookies.get("_xsrf", path="/user/alice/") or ""
+        assert landed.status_code == 200 and str(landed.url).startswith(f"{hub.url}{server}"), landed.url
+        client.headers["X-XSRFToken"] = client.cookies.get("_xsrf", path=server) or ""
         yield client
 
 
+async def session_actions(session: httpx2.AsyncClient, server: str, name: str) -> dict[str, int]:
+    """What Jupyter's REST API answers a browser session: list files, write one, start a kernel."""
+    write = await session.put(
+        f"{server}api/contents/{name}.txt", json={"type": "file", "format": "text", "content": "x"}
+    )
+    assert "xsrf" not in write.text.lower(), write.text  # refused for its scopes, not for the form token
+    return {
+        "read": (await session.get(f"{server}api/contents")).status_code,
+        "write": write.status_code,
+        "kernel": (await session.post(f"{server}api/kernels", json={})).status_code,
+    }
+
+
+NOTHING = {"read": 403, "write": 403, "kernel": 403}
+EVERYTHING = {"read": 200, "write": 201, "kernel": 201}
+
+
+async def test_a_recipients_browser_session_without_a_level_may_do_nothing(hub: Hub) -> None:
+    """On main a share's recipient's browser session, whose OAuth token carries no custom scope (a hub without
+    Spawner.oauth_client_allowed_scopes, as for alice's server "plain" here), wrote files and started kernels."""
+    plain = await hub.astart_server("alice", "plain")
+    await hub.acreate_users("ivan")
+    await hub.ashare("alice", "ivan", server="plain")  # the hub's default: access:servers only
+    async with browser(hub, "ivan", plain) as session:
+        assert await session_actions(session, plain, "ivan") == NOTHING
+    async with browser(hub, "alice", plain) as session:  # the owner's session: everything, as before
+        assert await session_actions(session, plain, "alice-plain") == EVERYTHING
+
+
 async def test_a_recipients_browser_session_gets_the_level_of_a_role_and_no_more(hub: Hub) -> None:
-    """On main a recipient's browser session (whose OAuth token carries no custom scope) wrote files and
-    started kernels on the owner's server. Its level comes from a role (Spawner.oauth_client_allowed_scopes
-    lets the session carry it): JupyterHub 6.1's OAuth intersects what the server asks for with the user's
-    roles only, so a share's custom scopes never reach a browser session (they do reach tokens)."""
+    """With Spawner.oauth_client_allowed_scopes a session carries the level a role gives for the server:
+    JupyterHub 6.1's OAuth intersects what the server asks for with the user's roles only, so a share's
+    custom scopes never reach a browser session (they do reach tokens)."""
     await hub.acreate_users("gina", "hank")
     await hub.ashare("alice", "gina", ["access:servers", "custom:mcp:read"])
     await hub.ashare("alice", "hank")  # the hub's default: access:servers only
-    file = {"type": "file", "format": "text", "content": "x"}
-
-    async def actions(session: httpx2.AsyncClient, name: str) -> dict[str, int]:
-        write = await session.put(f"/user/alice/api/contents/{name}.txt", json=file)
-        assert "xsrf" not in write.text.lower(), write.text  # refused for its scopes, not for the form token
-        return {
-            "read": (await session.get("/user/alice/api/contents")).status_code,
-            "write": write.status_code,
-            "kernel": (await session.post("/user/alice/api/kernels", json={})).status_code,
-        }
-
-    nothing = {"read": 403, "write": 403, "kernel": 403}
+    server = "/user/alice/"
     async with browser(hub, "hank") as session:
-        assert await actions(session, "hank") == nothing
+        assert await session_actions(session, server, "hank") == NOTHING
     async with browser(hub, "gina") as session:  # the share's custom:mcp:read is not in the session's token
-        assert await actions(session, "gina") == nothing
+        assert await session_actions(session, server, "gina") == NOTHING
     await hub.ajoin("alice-readers", "gina")  # a role with custom:mcp:read!server=alice/
     async with browser(hub, "gina") as session:
-        assert await actions(session, "gina") == {"read": 200, "write": 403, "kernel": 403}
+        assert await session_actions(session, server, "gina") == {"read": 200, "write": 403, "kernel": 403}
     async with browser(hub, "alice") as session:  # the owner's session: everything, as before
-        assert await actions(session, "alice-browser") == {"read": 200, "write": 201, "kernel": 201}
+        assert await session_actions(session, server, "alice-browser") == EVERYTHING
 
 
 async def test_a_revoked_token_works_until_the_servers_cache_forgets_it(hub: Hub, http: httpx2.AsyncClient) -> None:
