@@ -413,7 +413,7 @@ async def test_a_share_without_a_custom_mcp_scope_allows_nothing_and_the_403_nam
         refused = await initialize(http, url, token)
         assert refused.status_code == 403, refused.text
         message = refused.json()["message"]
-        assert "'custom:mcp:read!server=alice/'" in message and "no custom:mcp scope" in message, message
+        assert "'custom:mcp:read!server=alice/'" in message and "no custom:mcp level" in message, message
         assert token not in message
         assert await jupyter_actions(http, hub, token) == {"read": 403, "write": 403, "kernel": 403, "restore": 403}
 

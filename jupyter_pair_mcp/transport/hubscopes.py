@@ -147,7 +147,8 @@ class HubScopesAuthorizer(Authorizer):
             unknown = unknown_levels(model.get("scopes") or ())
             why = f" ({', '.join(repr(s) for s in unknown)} names no level)" if unknown else ""
             return (
-                f"{refused}: it holds no custom:mcp scope for this server{why}, so it may do nothing here; "
+                f"{refused}: it holds no custom:mcp level (read, write, execute) for this server{why}, so it may "
+                f"do nothing here; "
                 f"it needs the scope '{needed}' (the server's owner shares the server with it, or an admin "
                 f"grants it through a role)"
             )
