@@ -99,7 +99,8 @@ class HubScopesAuthorizer(Authorizer):
     def _tell_unknown(self, model: Mapping[str, Any], scopes: list[str]) -> None:
         """Log, once per token and scope, a ``custom:mcp:`` scope of no known level: it allows nothing."""
         for scope in unknown_levels(scopes):
-            key = (str(model.get("name", "?")), str(model.get("token_id") or model.get("session_id") or ""), scope)
+            # The token's id (as /hub/token lists it), never the token; "" for a hub too old to say (before 5).
+            key = (str(model.get("name", "?")), str(model.get("token_id") or ""), scope)
             if key in self._told:
                 continue
             if len(self._told) >= MAX_TOLD:
