@@ -77,6 +77,9 @@ def named_servers_apart(spawner):
         root = os.path.join(spawner.home_dir, "servers", spawner.name)
         os.makedirs(root, exist_ok=True)
         spawner.notebook_dir = root
+    # docs/jupyterhub.md's shorter revocation delay, here for the server named "fresh" only.
+    if spawner.name == "fresh":
+        spawner.args = [*spawner.args, "--HubOAuth.cache_max_age=2"]
     # docs/jupyterhub.md's "off for everyone", here for carol only.
     if spawner.user.name == "carol":
         spawner.args = [*spawner.args, "--ServerApp.jpserver_extensions=jupyter_pair_mcp=False"]
@@ -102,19 +105,45 @@ c.SimpleLocalProcessSpawner.home_dir_template = "{dir}/home/{{username}}"
 c.Spawner.cmd = ["{singleuser}"]
 c.Spawner.args = ["--ServerApp.authorizer_class=jupyter_pair_mcp.transport.hubscopes.HubScopesAuthorizer"]
 c.Spawner.environment = {environment}
+
+
+class SessionScopes(list):
+    # docs/jupyterhub.md: browser sessions carry the custom:mcp levels their user's roles give for the server;
+    # except on servers named "plain", as on a hub without the setting (sessions carry no custom scope). A list
+    # that can be called: JupyterHub 6.1 calls a callable for the OAuth client, then puts the setting as it is
+    # in the server's environment as JSON, which a plain function fails (500 on every spawn).
+    def __call__(self, spawner):
+        return [] if spawner.name == "plain" else list(self)
+
+
+c.Spawner.oauth_client_allowed_scopes = SessionScopes(["custom:mcp:execute"])
 c.Spawner.popen_kwargs = {{"start_new_session": False}}
 c.Spawner.start_timeout = 90
 c.Spawner.http_timeout = 90
 c.JupyterHub.services = [{{"name": "tests", "api_token": "{admin_token}"}}]
 c.JupyterHub.load_roles = [
-    {{"name": "tests", "scopes": ["admin:users", "admin:servers", "tokens"], "services": ["tests"]}},
+    # shares (and the scopes they hand out) too: docs/jupyterhub.md's shares, made by the tests as the owner would
+    {{
+        "name": "tests",
+        "scopes": [
+            "admin:users", "admin:servers", "tokens", "shares", "read:users:name", "access:servers",
+            "custom:mcp:execute", "custom:mcp:readx", "groups",
+        ],
+        "services": ["tests"],
+    }},
     {{"name": "user", "scopes": ["self", "custom:mcp:execute!user"]}},
+    # docs/jupyterhub.md: a level for someone else's server that browser sessions carry comes from a role (a
+    # share's custom scopes reach tokens, not the hub's OAuth for the server).
+    {{"name": "alice-readers", "scopes": ["custom:mcp:read!server=alice/"], "groups": ["alice-readers"]}},
 ]
+c.JupyterHub.load_groups = {{"alice-readers": {{"users": []}}}}
 # docs/jupyterhub.md's scopes: a token made with fewer of them is limited on the servers (HubScopesAuthorizer).
 c.JupyterHub.custom_scopes = {{
     "custom:mcp:read": {{"description": "Read"}},
     "custom:mcp:write": {{"description": "Read and edit", "subscopes": ["custom:mcp:read"]}},
     "custom:mcp:execute": {{"description": "Read, edit and run code", "subscopes": ["custom:mcp:write"]}},
+    # An admin's typo, as a hub would accept it: no level the servers know (it must allow nothing there).
+    "custom:mcp:readx": {{"description": "Misspelt"}},
 }}
 """
 
@@ -224,6 +253,20 @@ class Hub:
         assert self.process is not None
         stopped = lambda: name not in self.api("GET", f"/users/{user}")["servers"]  # noqa: E731
         wait_for(stopped, limit, f"{user}'s server {name!r} stopping", self.process)
+
+    def share(self, owner: str, recipient: str, scopes: list[str] | None = None, server: str = "") -> Any:
+        """Share one of ``owner``'s servers with ``recipient`` (``POST /hub/api/shares/<owner>/<server>``);
+        without scopes, the hub's default: ``access:servers`` for that server only."""
+        body: dict[str, Any] = {"user": recipient}
+        if scopes is not None:
+            body["scopes"] = scopes
+        return self.api("POST", f"/shares/{owner}/{server}", json=body)
+
+    async def ashare(self, owner: str, recipient: str, scopes: list[str] | None = None, server: str = "") -> Any:
+        return await asyncio.to_thread(self.share, owner, recipient, scopes, server)
+
+    async def ajoin(self, group: str, user: str) -> None:
+        await asyncio.to_thread(self.api, "POST", f"/groups/{group}/users", json={"users": [user]})
 
     def token(self, user: str, scopes: list[str] | None = None) -> str:
         body: dict[str, Any] = {"note": "jupyter-pair-mcp tests", "expires_in": 3600}

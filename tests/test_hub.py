@@ -9,9 +9,12 @@ only; bob's token is refused; progress streams through the proxy, a dropped stre
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import html
 import logging
 import os
+import re
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -21,9 +24,20 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from jupyter_pair_mcp.transport.hub import hub_server
-from jupyter_pair_mcp.transport.hubscopes import token_actions
+from jupyter_pair_mcp.transport.hubscopes import is_owner, token_actions, unknown_levels
 
-from .conftest import LEGACY_VERSION, MCP_HEADERS, call_tool, notebook_json, open_session, rpc, tool_error, within
+from .conftest import (
+    INIT_PARAMS,
+    LEGACY_VERSION,
+    MCP_HEADERS,
+    call_tool,
+    notebook_json,
+    open_session,
+    rpc,
+    tool_error,
+    until,
+    within,
+)
 from .hubserver import MISSING, Hub, proxy_installed
 from .test_resumability import COUNT, has_result, progress_call, progress_steps, read_events
 
@@ -344,9 +358,209 @@ async def test_custom_mcp_scopes_limit_a_token_to_reading_writing_or_running_cod
 
 def test_which_custom_mcp_scopes_count_on_this_server() -> None:
     env = {**HUB_ENV, "JUPYTERHUB_SERVER_NAME": "gpu", "JUPYTERHUB_SERVICE_PREFIX": "/user/alice/gpu/"}
-    assert token_actions(["access:servers!server=alice/gpu", "read:users"], env) is None  # not limited
-    assert token_actions(["custom:mcp:read"], env) == {"read"}
-    assert token_actions(["custom:mcp:read", "custom:mcp:write!server=alice/gpu"], env) == {"read", "write"}
-    assert token_actions(["custom:mcp:execute!user=alice"], env) == {"read", "write", "execute"}
-    assert token_actions(["custom:mcp:execute!server=alice/", "custom:mcp:write!user=bob"], env) == set()
-    assert token_actions(["custom:mcp:everything", "custom:mcpx:read"], env) is None  # not ours
+    owner = {"owner": True, "environ": env}
+    assert token_actions(["access:servers!server=alice/gpu", "read:users"], **owner) is None  # not limited
+    assert token_actions(["custom:mcp:read"], **owner) == {"read"}
+    assert token_actions(["custom:mcp:read", "custom:mcp:write!server=alice/gpu"], **owner) == {"read", "write"}
+    assert token_actions(["custom:mcp:execute!user=alice"], **owner) == {"read", "write", "execute"}
+    assert token_actions(["custom:mcp:execute!server=alice/", "custom:mcp:write!user=bob"], **owner) == set()
+    assert token_actions(["custom:mcpx:read"], **owner) is None  # not ours
+    assert token_actions(["custom:mcp:everything", "custom:mcp:readx!server=alice/gpu"], **owner) == set()
+    # Anyone else: only what a level for this server allows; reaching it allows nothing.
+    other = {"owner": False, "environ": env}
+    assert token_actions(["access:servers!server=alice/gpu"], **other) == set()
+    assert token_actions(["custom:mcp:read!server=alice/gpu"], **other) == {"read"}
+    assert token_actions(["custom:mcp:execute!user=bob", "custom:mcp:readx"], **other) == set()
+    assert unknown_levels(["custom:mcp:readx!server=alice/", "custom:mcp:read", "custom:mcpx:a"]) == [
+        "custom:mcp:readx!server=alice/"
+    ]
+    assert is_owner({"kind": "user", "name": "alice", "scopes": []}, hub_server(env))
+    assert not is_owner({"kind": "service", "name": "alice"}, hub_server(env))
+    assert not is_owner({"kind": "user", "name": "bob"}, hub_server(env))
+
+
+# Fails closed (issue 32): with HubScopesAuthorizer, someone who is not the server's owner may do only what a
+# custom:mcp scope for the server allows; reaching it (access:servers, a share's default) allows nothing.
+
+
+async def initialize(http: httpx2.AsyncClient, url: str, token: str) -> httpx2.Response:
+    return await http.post(url, json=rpc("initialize", INIT_PARAMS), headers={**MCP_HEADERS, **bearer(token)})
+
+
+async def jupyter_actions(http: httpx2.AsyncClient, hub: Hub, token: str) -> dict[str, int]:
+    """What Jupyter's own REST API and ours (api/mcp) answer this token on alice's server: read, write, run."""
+    base, auth = f"{hub.url}/user/alice/", bearer(token)
+    file = {"type": "file", "format": "text", "content": "x"}
+    return {
+        "read": (await http.get(f"{base}api/contents", headers=auth)).status_code,
+        "write": (await http.put(f"{base}api/contents/by-{token[:6]}.txt", json=file, headers=auth)).status_code,
+        "kernel": (await http.post(f"{base}api/kernels", json={}, headers=auth)).status_code,
+        "restore": (
+            await http.post(f"{base}api/mcp/restore", json={"path": "x", "version": "1"}, headers=auth)
+        ).status_code,
+    }
+
+
+async def test_a_share_without_a_custom_mcp_scope_allows_nothing_and_the_403_names_the_scope(
+    hub: Hub, http: httpx2.AsyncClient, alice_token: str
+) -> None:
+    """On main the recipient of a plain share edited alice's notebook and ran code in her kernel through /mcp."""
+    await hub.acreate_users("dave")
+    await hub.ashare("alice", "dave")  # the hub's default scopes: access:servers!server=alice/ only
+    url = f"{hub.url}/user/alice/mcp"
+    for token in (await hub.atoken("dave", ["access:servers!server=alice/"]), await hub.atoken("dave")):
+        refused = await initialize(http, url, token)
+        assert refused.status_code == 403, refused.text
+        message = refused.json()["message"]
+        assert "'custom:mcp:read!server=alice/'" in message and "no custom:mcp level" in message, message
+        assert token not in message
+        assert await jupyter_actions(http, hub, token) == {"read": 403, "write": 403, "kernel": 403, "restore": 403}
+
+    # The owner is not limited by it: her token without custom:mcp scopes may do everything, as before.
+    assert await open_session(http, url, bearer(alice_token))
+    owner = await jupyter_actions(http, hub, alice_token)
+    assert owner["read"] == 200 and owner["write"] in (200, 201) and owner["kernel"] == 201, owner
+    assert owner["restore"] not in (401, 403), owner  # authorized: refused only for the made-up version
+
+
+async def test_a_read_share_reads_and_its_edits_and_runs_are_refused_naming_the_level(
+    hub: Hub, http: httpx2.AsyncClient
+) -> None:
+    path = "shared-read.ipynb"
+    (hub.dir / "home" / "alice" / path).write_text(two_cells("a = 0", "b = 0"))
+    await hub.acreate_users("erin")
+    await hub.ashare("alice", "erin", ["access:servers", "custom:mcp:read"])  # the hub filters both to alice/
+    token = await hub.atoken("erin", ["access:servers!server=alice/", "custom:mcp:read!server=alice/"])
+    async with connect(f"{hub.url}/user/alice/mcp", token) as agent:
+        read = await call_tool(agent, "get_notebook", path=path)
+        assert [c["source"] for c in read["cells"]] == ["a = 0", "b = 0"]
+        edit = {"path": path, "exec": False, "updates": [{"cell_id": "a", "content": "a = 1"}]}
+        message = await tool_error(agent, "batch_update_notebook_cells", **edit)
+        assert "level here is 'read'" in message and "'custom:mcp:write!server=alice/'" in message, message
+        message = await tool_error(agent, "execute_code", path=path, code="print(1)")
+        assert "level here is 'read'" in message and "'custom:mcp:execute!server=alice/'" in message, message
+    assert await jupyter_actions(http, hub, token) == {"read": 200, "write": 403, "kernel": 403, "restore": 403}
+    assert "a = 0" in (hub.dir / "home" / "alice" / path).read_text()
+
+
+async def test_a_misspelt_level_allows_nothing_and_is_logged_once_without_the_token(
+    hub: Hub, http: httpx2.AsyncClient
+) -> None:
+    """On main custom:mcp:readx was no scope of ours, so the token was not limited at all."""
+    await hub.acreate_users("frank")
+    await hub.ashare("alice", "frank", ["access:servers", "custom:mcp:readx"])
+    token = await hub.atoken("frank", ["access:servers!server=alice/", "custom:mcp:readx!server=alice/"])
+    url = f"{hub.url}/user/alice/mcp"
+    for _ in range(2):
+        refused = await initialize(http, url, token)
+        assert refused.status_code == 403, refused.text
+        assert "'custom:mcp:readx!server=alice/' names no level" in refused.json()["message"]
+    assert await jupyter_actions(http, hub, token) == {"read": 403, "write": 403, "kernel": 403, "restore": 403}
+    log = await hub.alog()
+    told = [line for line in log.splitlines() if "holds 'custom:mcp:readx!server=alice/'" in line]
+    assert len(told) == 1 and "of frank" in told[0] and "allows nothing" in told[0], told
+    assert token not in log
+    # The owner's token with only a misspelt level allows nothing either (test_which_custom_mcp_scopes_count_...).
+
+
+def _form_values(page: str, *names: str) -> dict[str, list[str]]:
+    """A hub page's hidden form inputs with these names (the login and OAuth confirmation forms)."""
+    values: dict[str, list[str]] = {}
+    for name, value in re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', page):
+        if name in names:
+            values.setdefault(name, []).append(html.unescape(value))
+    return values
+
+
+@contextlib.asynccontextmanager
+async def browser(hub: Hub, user: str, server: str = "/user/alice/") -> AsyncIterator[httpx2.AsyncClient]:
+    """``user``'s browser session on a server of alice's: the hub's login form, then the server's OAuth with
+    the hub (the confirmation page a non-owner is shown, submitted as is), as a person's browser does it."""
+    async with httpx2.AsyncClient(base_url=hub.url, timeout=60, follow_redirects=True) as client:
+        page = await client.get("/hub/login")
+        form = _form_values(page.text, "_xsrf")
+        logged_in = await client.post("/hub/login", data={**form, "username": [user], "password": ["x"]})
+        assert logged_in.status_code == 200, logged_in.text
+        landed = await client.get(f"{server}lab")
+        if "/oauth2/authorize" in str(landed.url):  # a non-owner confirms what the server may do for them
+            landed = await client.post(str(landed.url), data=_form_values(landed.text, "_xsrf", "scopes"))
+        assert landed.status_code == 200 and str(landed.url).startswith(f"{hub.url}{server}"), landed.url
+        client.headers["X-XSRFToken"] = client.cookies.get("_xsrf", path=server) or ""
+        yield client
+
+
+async def session_actions(session: httpx2.AsyncClient, server: str, name: str) -> dict[str, int]:
+    """What Jupyter's REST API answers a browser session: list files, write one, start a kernel."""
+    write = await session.put(
+        f"{server}api/contents/{name}.txt", json={"type": "file", "format": "text", "content": "x"}
+    )
+    assert "xsrf" not in write.text.lower(), write.text  # refused for its scopes, not for the form token
+    return {
+        "read": (await session.get(f"{server}api/contents")).status_code,
+        "write": write.status_code,
+        "kernel": (await session.post(f"{server}api/kernels", json={})).status_code,
+    }
+
+
+NOTHING = {"read": 403, "write": 403, "kernel": 403}
+EVERYTHING = {"read": 200, "write": 201, "kernel": 201}
+
+
+async def test_a_recipients_browser_session_without_a_level_may_do_nothing(hub: Hub) -> None:
+    """On main a share's recipient's browser session, whose OAuth token carries no custom scope (a hub without
+    Spawner.oauth_client_allowed_scopes, as for alice's server "plain" here), wrote files and started kernels."""
+    plain = await hub.astart_server("alice", "plain")
+    await hub.acreate_users("ivan")
+    await hub.ashare("alice", "ivan", server="plain")  # the hub's default: access:servers only
+    async with browser(hub, "ivan", plain) as session:
+        assert await session_actions(session, plain, "ivan") == NOTHING
+    async with browser(hub, "alice", plain) as session:  # the owner's session: everything, as before
+        assert await session_actions(session, plain, "alice-plain") == EVERYTHING
+
+
+async def test_a_recipients_browser_session_gets_the_level_of_a_role_and_no_more(hub: Hub) -> None:
+    """With Spawner.oauth_client_allowed_scopes a session carries the level a role gives for the server:
+    JupyterHub 6.1's OAuth intersects what the server asks for with the user's roles only, so a share's
+    custom scopes never reach a browser session (they do reach tokens)."""
+    await hub.acreate_users("gina", "hank")
+    await hub.ashare("alice", "gina", ["access:servers", "custom:mcp:read"])
+    await hub.ashare("alice", "hank")  # the hub's default: access:servers only
+    server = "/user/alice/"
+    async with browser(hub, "hank") as session:
+        assert await session_actions(session, server, "hank") == NOTHING
+    async with browser(hub, "gina") as session:  # the share's custom:mcp:read is not in the session's token
+        assert await session_actions(session, server, "gina") == NOTHING
+    await hub.ajoin("alice-readers", "gina")  # a role with custom:mcp:read!server=alice/
+    async with browser(hub, "gina") as session:
+        assert await session_actions(session, server, "gina") == {"read": 200, "write": 403, "kernel": 403}
+    async with browser(hub, "alice") as session:  # the owner's session: everything, as before
+        assert await session_actions(session, server, "alice-browser") == EVERYTHING
+
+
+async def test_a_revoked_token_works_until_the_servers_cache_forgets_it(hub: Hub, http: httpx2.AsyncClient) -> None:
+    """docs/jupyterhub.md: a server caches the hub's answer about a token for HubOAuth.cache_max_age (300 s):
+    on alice's default server a revoked token still works; on one started with 2 s it stops working."""
+    fresh = await hub.astart_server("alice", "fresh")
+
+    async def made(scope: str) -> dict[str, Any]:
+        body = {"scopes": [scope], "expires_in": 3600}
+        return dict(await asyncio.to_thread(hub.api, "POST", "/users/alice/tokens", json=body))
+
+    async def revoke(token: dict[str, Any]) -> None:
+        await asyncio.to_thread(hub.api, "DELETE", f"/users/alice/tokens/{token['id']}")
+
+    cached, short = await made("access:servers!server=alice/"), await made("access:servers!server=alice/fresh")
+    status = {
+        "cached": lambda: http.get(f"{hub.url}/user/alice/api/status", headers=bearer(cached["token"])),
+        "short": lambda: http.get(f"{hub.url}{fresh}api/status", headers=bearer(short["token"])),
+    }
+    for name in status:
+        assert (await status[name]()).status_code == 200
+    await revoke(cached)
+    await revoke(short)
+    assert (await status["cached"]()).status_code == 200, "the server still has the hub's answer of before"
+
+    async def refused() -> bool:
+        return (await status["short"]()).status_code in (401, 403)
+
+    await until(refused, 30, "the revoked token refused once the server's 2-s cache forgot it")

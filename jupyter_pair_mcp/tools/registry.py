@@ -288,8 +288,11 @@ async def authorize_request(request: Any, action: str, resource: str) -> None:
             f"the person who approved it can connect the client again and choose the level {needed!r} in Jupyter"
         )
     if not allowed:
+        explain = getattr(handler.authorizer, "explain_refusal", None)  # HubScopesAuthorizer: the scope it lacks
+        message = explain(user, action, resource) if callable(explain) else None
         raise PermissionDenied(
-            f"user {getattr(user, 'username', '?')!r} is not authorized to {action} {resource} on this server"
+            message
+            or f"user {getattr(user, 'username', '?')!r} is not authorized to {action} {resource} on this server"
         )
 
 

@@ -155,6 +155,14 @@ class MCPHandler(ScrubbedLogs, APIHandler):
             return web.HTTPError(403, hub.forbidden)
         return web.HTTPError(401, hub.unauthenticated)
 
+    def _refuse_explained(self) -> None:
+        """403 naming what is missing when the authorizer can tell (HubScopesAuthorizer: the scope a hub token
+        lacks), before Jupyter's check of the same permission refuses with a bare "Forbidden"."""
+        explain = getattr(self.authorizer, "explain_refusal", None)
+        message = explain(self.current_user, "read", self.auth_resource) if callable(explain) else None
+        if message:
+            raise web.HTTPError(403, message)
+
     def _body_bounded(self) -> bool:
         headers = self.request.headers
         if "chunked" in headers.get("Transfer-Encoding", "").lower():
@@ -178,6 +186,7 @@ class MCPHandler(ScrubbedLogs, APIHandler):
             raise
         if self.current_user is None:
             raise await self._unauthenticated()
+        self._refuse_explained()
         limiter = self.extension.rate_limiter
         if limiter is not None:
             wait, first = limiter.acquire(self._principal())
