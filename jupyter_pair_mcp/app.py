@@ -48,6 +48,7 @@ from jupyter_pair_mcp.transport.oauth import oauth_handlers
 from jupyter_pair_mcp.transport.ratelimit import RateLimiter
 from jupyter_pair_mcp.transport.rest import handlers as rest_handlers
 from jupyter_pair_mcp.transport.review import handlers as review_handlers
+from jupyter_pair_mcp.transport.revocation import GrantEnder
 
 if TYPE_CHECKING:  # the MCP SDK is imported when the endpoint is built, not with the extension
     from jupyter_pair_mcp.protocol.endpoint import Endpoint
@@ -456,6 +457,17 @@ class JupyterPairMCP(Limits, ExtensionApp):
                 listener=self.subscriptions.on_contents_event,
             )
         self._endpoint: Endpoint | None = None
+        if self.grants is not None:
+            self.grants.on_revoke(
+                GrantEnder(
+                    principal_key=self.principal_key,
+                    execution=self.execution,
+                    subscriptions=self.subscriptions,
+                    endpoint=lambda: self._endpoint,
+                    presence=self.presence,
+                    actors=self.actors,
+                ).revoked
+            )
         self._building: asyncio.Future[None] | None = None
         self._stopping: asyncio.Future[None] | None = None
         with contextlib.suppress(RuntimeError):

@@ -93,7 +93,7 @@ class Actors:
         label = self.agent_name or client or "AI agent"
         name = f"{person}{SEPARATOR}{label}" if person else label
         if grant is not None:
-            key = hashlib.sha256(f"grant:{grant.id}".encode()).hexdigest()[:12]
+            key = grant_key(grant.id)
         elif session_id:
             key = hashlib.sha256(f"session:{session_id}".encode()).hexdigest()[:12]
         else:
@@ -128,6 +128,11 @@ class Actors:
         for listener in self._listeners:
             with contextlib.suppress(Exception):  # one failing listener must not keep the others from cleaning up
                 listener(actor)
+
+
+def grant_key(grant_id: str) -> str:
+    """The actor key of a grant's agent: the same in every session and era, whatever its client calls itself."""
+    return hashlib.sha256(f"grant:{grant_id}".encode()).hexdigest()[:12]
 
 
 def person_name(user: Any) -> str:
