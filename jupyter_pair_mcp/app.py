@@ -395,7 +395,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
             else None
         )
         self._authorization_server: AuthorizationServer | None = None
-        self.stops = Stops(max_total=self.max_stopped_agents, log=self.activity)
+        self.stops = Stops(max_total=self.max_stopped_agents, log=self.activity, identity=contents.file_keys)
         self.suggestions = SuggestionService(
             self.rooms,
             self.forks,
@@ -443,6 +443,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
             log=self.activity,
             sessions=lambda: self._endpoint.runner.manager if self._endpoint is not None else None,
             stop_users=self.stop_agents_users,
+            end_streams=lambda principal, where: self.subscriptions.end_streams(principal, where),
         )
         self.subscriptions = SubscriptionManager(
             self.rooms,

@@ -88,7 +88,7 @@ async def test_revoking_a_grant_ends_its_run_and_its_session_at_once(
             await within(agent.list_tools())
         principal = fingerprint(extension.principal_key, f"grant:{grant_id}")
         owners = extension.runner.manager._session_owners
-        await until(lambda: principal not in {o.client_id for o in owners.values()}, what="its session ending")
+        await until(lambda: principal not in {o["client_id"] for o in owners.values()}, what="its session ending")
         # the kernel is free again
         assert (await call_tool(person, "execute_code", path=path, code="1 + 1"))["status"] == "ok"
 

@@ -140,7 +140,7 @@ class ScopedSessionManager(StreamableHTTPSessionManager):
         ended = [
             (sid, t)
             for sid, t in list(self._server_instances.items())
-            if getattr(self._session_owners.get(sid), "client_id", None) == principal
+            if (owner := self._session_owners.get(sid)) is not None and owner["client_id"] == principal
         ]
         for session_id, transport in ended:
             if isinstance(transport, SessionTransport):

@@ -262,13 +262,14 @@ class ExecutionService:
                 break
         return runs
 
-    def interrupt(self, matches: Callable[[Any], bool], path: str | None, reason: str) -> int:
-        """Stop the runs in ``path`` (None: anywhere) of the actors ``matches`` accepts (a person stopped that
-        agent there, or its grant was revoked): each is cancelled as a call the client gave up is (the kernel is
-        interrupted once it began the cell) and its call fails with ``reason``. Returns how many were stopped."""
+    def interrupt(self, matches: Callable[[Any], bool], where: Callable[[str], bool] | None, reason: str) -> int:
+        """Stop the runs, in the documents ``where`` accepts (None: anywhere), of the actors ``matches`` accepts
+        (a person stopped that agent there, or its grant was revoked): each is cancelled as a call the client gave
+        up is (the kernel is interrupted once it began the cell) and its call fails with ``reason``. Returns how
+        many were stopped."""
         stopped = 0
         for watch in list(self._watches):
-            if path in (None, watch.path) and not watch.stopped.is_set() and matches(watch.actor):
+            if (where is None or where(watch.path)) and not watch.stopped.is_set() and matches(watch.actor):
                 watch.reason = reason
                 watch.stopped.set()
                 stopped += 1
