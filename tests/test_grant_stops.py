@@ -175,3 +175,31 @@ async def test_a_stop_ends_the_agents_running_execute_code_task(
         assert result["isError"] is True and STOPPED in result["content"][0]["text"], result
     finally:
         await second.close()
+
+
+async def test_a_stop_ends_the_agents_subscriptions_there_and_a_revocation_its_listen_streams(
+    oauth_client: Any,  # noqa: F811
+    mcp_client: Any,
+    make_notebook: Any,
+    http: httpx2.AsyncClient,
+    api: str,
+    auth: dict[str, str],
+    extension: Any,
+) -> None:
+    held = make_notebook("held.ipynb", [{"cell_type": "code", "source": "a = 1", "id": "c0"}])
+    other = make_notebook("other.ipynb", [{"cell_type": "code", "source": "b = 1", "id": "c0"}])
+    bearer = {"Authorization": f"Bearer {await grant_token(oauth_client, 'read')}"}
+    grant_id = only_grant(extension)
+    subscriptions = extension.subscriptions
+    async with (
+        mcp_client(mode="2026-07-28", headers=bearer) as agent,
+        agent.listen(resource_subscriptions=[f"notebook://{held}", f"notebook://{other}"]) as stream,
+    ):
+        await call_tool(agent, "get_notebook", path=held)
+        assert subscriptions.subscription_count == 2
+        await stop(http, api, auth, grant_key(grant_id), held)
+        assert subscriptions.subscription_count == 1  # what it watched in the other document goes on
+        assert (await within(http.delete(f"{api}/grants/{grant_id}", headers=auth))).status_code == 200
+        with pytest.raises(StopAsyncIteration):  # the server ended its stream
+            await within(stream.__anext__())
+        assert subscriptions.stream_count == 0 and subscriptions.subscription_count == 0
