@@ -466,7 +466,6 @@ class JupyterPairMCP(Limits, ExtensionApp):
                     subscriptions=self.subscriptions,
                     endpoint=lambda: self._endpoint,
                     presence=self.presence,
-                    actors=self.actors,
                 ).revoked
             )
         self._building: asyncio.Future[None] | None = None

@@ -40,10 +40,15 @@ def api(server_root: str, jp_base_url: str) -> str:
 
 async def grant_token(oauth_client: Any, level: str = "execute") -> str:  # noqa: F811
     """A person approves an SDK OAuth client; the grant's access token."""
+    return (await grant_client(oauth_client, level))[0]
+
+
+async def grant_client(oauth_client: Any, level: str = "execute") -> tuple[str, Any]:  # noqa: F811
+    """A person approves an SDK OAuth client; the grant's access token and the client's storage."""
     async with oauth_client(level=level, name="Grant Agent") as (client, storage):
         await within(client.list_tools())
-    assert storage.tokens is not None
-    return str(storage.tokens.access_token)
+    assert storage.tokens is not None and storage.client is not None
+    return str(storage.tokens.access_token), storage
 
 
 def only_grant(extension: Any) -> str:
@@ -57,7 +62,7 @@ async def stop(http: httpx2.AsyncClient, api: str, auth: dict[str, str], key: st
     return dict(response.json())
 
 
-@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+@pytest.mark.parametrize(("mode", "how"), [("legacy", "person"), ("2026-07-28", "person"), ("legacy", "client")])
 async def test_revoking_a_grant_ends_its_run_and_its_session_at_once(
     oauth_client: Any,  # noqa: F811
     mcp_client: Any,
@@ -66,10 +71,14 @@ async def test_revoking_a_grant_ends_its_run_and_its_session_at_once(
     api: str,
     auth: dict[str, str],
     extension: Any,
+    mcp_url: str,
     mode: str,
+    how: str,
 ) -> None:
+    """Revoked by the person (REST) or by its client (RFC 7009), in either era."""
     path = make_notebook("slow.ipynb", [{"cell_type": "code", "source": SLOW, "id": "slow"}])
-    bearer = {"Authorization": f"Bearer {await grant_token(oauth_client)}"}
+    token, storage = await grant_client(oauth_client)
+    bearer = {"Authorization": f"Bearer {token}"}
     grant_id = only_grant(extension)
     async with mcp_client() as person, mcp_client(mode=mode, headers=bearer) as agent:
         slow = {"path": path, "cell_id": "slow", "timeout": 900}
@@ -80,10 +89,15 @@ async def test_revoking_a_grant_ends_its_run_and_its_session_at_once(
             return any("started" in str(o) for o in cells[0].get("outputs") or [])
 
         await until(started, limit=60, what="the slow cell starting")
-        revoked = await within(http.delete(f"{api}/grants/{grant_id}", headers=auth))
+        if how == "person":
+            revoked = await within(http.delete(f"{api}/grants/{grant_id}", headers=auth))
+        else:
+            secret = {"client_id": storage.client.client_id, "client_secret": storage.client.client_secret or ""}
+            revoked = await within(http.post(f"{mcp_url}/revoke", data={"token": token, **secret}))
         assert revoked.status_code == 200, revoked.text
         result = await running  # at once, not in 600 s: the run was interrupted
-        assert result.is_error and "the grant was revoked by" in result.content[0].text, result
+        by = "the server's owner" if how == "person" else "its client"
+        assert result.is_error and f"the grant was revoked by {by}" in result.content[0].text, result
         with pytest.raises((MCPError, httpx2.HTTPStatusError)):  # its next call: the token is gone
             await within(agent.list_tools())
         principal = fingerprint(extension.principal_key, f"grant:{grant_id}")

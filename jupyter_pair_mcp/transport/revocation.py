@@ -41,14 +41,12 @@ class GrantEnder:
         subscriptions: Any,
         endpoint: Callable[[], Any],
         presence: Any = None,
-        actors: Any = None,
     ) -> None:
         self.principal_key = principal_key
         self.execution = execution
         self.subscriptions = subscriptions
         self.endpoint = endpoint  # the built endpoint (runner and tasks), or None before the first request
         self.presence = presence
-        self.actors = actors
         self._ending: set[asyncio.Task[None]] = set()
 
     def revoked(self, grant: Grant, by: str) -> None:
@@ -60,9 +58,9 @@ class GrantEnder:
         endpoint = self.endpoint()
         tasks = endpoint.tasks.end(principal, reason) if endpoint is not None else 0
         streams = self.subscriptions.end_streams(principal)
-        if self.presence is not None and self.actors is not None:
-            for actor in [a for a in self.actors.live if a.key == key]:
-                self.presence.ended(actor)
+        agent = self.presence.agent(f"mcp-agent-{key}") if self.presence is not None else None
+        if agent is not None:  # out of every room now, a stateless agent too (it has no session to end)
+            self.presence.ended(agent.actor)
         log.info("MCP grant %s revoked: %d run(s), %d task(s), %d stream(s) ended", grant.id, runs, tasks, streams)
         if endpoint is None:
             return
