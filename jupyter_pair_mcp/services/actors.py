@@ -45,6 +45,7 @@ class Actor:
     principal: str = ""  # the credential's fingerprint (per-principal limits count by it)
     person: str = ""  # the name of the Jupyter user behind the credential, "" when Jupyter knows none
     proposes: bool = False  # its grant is "propose only": every edit becomes a suggestion
+    grant: str = ""  # the id of the grant it holds, "" for a Jupyter credential
 
     @property
     def label(self) -> str:
@@ -109,6 +110,7 @@ class Actors:
             principal=principal,
             person=person,
             proposes=bool(grant is not None and grant.propose_only),
+            grant=grant.id if grant is not None else "",
         )
         if session_id and connection is not None:
             sessions = self._sessions.setdefault(key, set())

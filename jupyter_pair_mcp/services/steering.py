@@ -192,7 +192,9 @@ class Steering:
         # session cancels its calls, and a run stopped here tells its call (or its task's result) why.
         where = self.stops.where(path)
         interrupted = self.execution.interrupt(stop.matches, where, message(stop))
-        if self.end_streams is not None and stop.principal:
+        if self.end_streams is not None and getattr(actor, "grant", None) and stop.principal:
+            # A grant's credential is the agent's own; the server's token may be shared by other agents, whose
+            # streams it does not name apart (a legacy session's subscriptions end with the session below).
             self.end_streams(stop.principal, where)
         matching = [a for a in self.actors.live if stop.matches(a)]
         ended = 0
