@@ -48,6 +48,7 @@ from jupyter_pair_mcp.transport.oauth import oauth_handlers
 from jupyter_pair_mcp.transport.ratelimit import RateLimiter
 from jupyter_pair_mcp.transport.rest import handlers as rest_handlers
 from jupyter_pair_mcp.transport.review import handlers as review_handlers
+from jupyter_pair_mcp.transport.revocation import GrantEnder
 
 if TYPE_CHECKING:  # the MCP SDK is imported when the endpoint is built, not with the extension
     from jupyter_pair_mcp.protocol.endpoint import Endpoint
@@ -404,7 +405,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
             else None
         )
         self._authorization_server: AuthorizationServer | None = None
-        self.stops = Stops(max_total=self.max_stopped_agents, log=self.activity)
+        self.stops = Stops(max_total=self.max_stopped_agents, log=self.activity, identity=contents.file_keys)
         self.suggestions = SuggestionService(
             self.rooms,
             self.forks,
@@ -454,6 +455,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
             log=self.activity,
             sessions=lambda: self._endpoint.runner.manager if self._endpoint is not None else None,
             stop_users=self.stop_agents_users,
+            end_streams=lambda principal, where: self.subscriptions.end_streams(principal, where),
         )
         self.subscriptions = SubscriptionManager(
             self.rooms,
@@ -468,6 +470,16 @@ class JupyterPairMCP(Limits, ExtensionApp):
                 listener=self.subscriptions.on_contents_event,
             )
         self._endpoint: Endpoint | None = None
+        if self.grants is not None:
+            self.grants.on_revoke(
+                GrantEnder(
+                    principal_key=self.principal_key,
+                    execution=self.execution,
+                    subscriptions=self.subscriptions,
+                    endpoint=lambda: self._endpoint,
+                    presence=self.presence,
+                ).revoked
+            )
         self._building: asyncio.Future[None] | None = None
         self._stopping: asyncio.Future[None] | None = None
         with contextlib.suppress(RuntimeError):

@@ -86,6 +86,24 @@ def test_bounded_per_person_and_revocation(tmp_path: Path) -> None:
     assert store.revoke(bobs.id) and not store.revoke(bobs.id)
 
 
+def test_revocations_are_told_with_who_did_them_and_expiry_is_not(tmp_path: Path) -> None:
+    store = GrantStore(str(tmp_path / "g.json"), max_per_person=1)
+    told: list[tuple[str, str]] = []
+    store.on_revoke(lambda grant, by: told.append((grant.id, by)))
+    store.on_revoke(lambda grant, by: 1 / 0)  # a failing listener does not keep the grant nor stop the others
+    approve(store, person="alice")
+    (first,) = store.of_person("alice")
+    approve(store, person="alice")  # past max_per_person: the first is revoked
+    (second,) = store.of_person("alice")
+    assert told == [(first.id, "the limit of grants per person (max_grants_per_person)")]
+    assert store.revoke(second.id, by="alice") and told[-1] == (second.id, "alice")
+    approve(store, person="bob")
+    (bobs,) = store.of_person("bob")
+    bobs.expires = time.time() - 1
+    store.save()  # expired grants are dropped here: nothing was revoked
+    assert store.grants == {} and len(told) == 2
+
+
 def test_registrations_alone_are_not_written(tmp_path: Path) -> None:
     path = tmp_path / "g.json"
     store = GrantStore(str(path))

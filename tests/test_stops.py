@@ -56,6 +56,25 @@ def test_a_stop_holds_the_key_or_the_credential_and_client_in_its_document_only(
     stops.check(actor("k1"), "a.ipynb")
 
 
+def test_a_stop_holds_through_every_name_of_the_file() -> None:
+    files = {
+        "a.ipynb": ("real:/r/a", "inode:1"),
+        "link.ipynb": ("real:/r/a", "inode:1"),
+        "hard.ipynb": ("real:/r/h", "inode:1"),
+    }
+    stops = Stops(identity=lambda path: files.get(path, (f"real:/r/{path}",)))
+    stops.add(actor("k1"), "link.ipynb", "alice")
+    for same in ("a.ipynb", "link.ipynb", "hard.ipynb"):
+        with pytest.raises(AgentStopped):
+            stops.check(actor("k1"), same)
+        assert stops.where("a.ipynb")(same) and [s.key for s in stops.in_document(same)] == ["k1"]
+    stops.check(actor("k1"), "b.ipynb")
+    assert not stops.where("a.ipynb")("b.ipynb")
+    assert stops.remove("k1", "hard.ipynb") is not None  # allowed through any of its names too
+    stops.check(actor("k1"), "a.ipynb")
+    assert stops._alias == {}
+
+
 def test_refusals_are_logged_once_per_interval() -> None:
     now = [0.0]
     log = ActivityLog()

@@ -21,7 +21,7 @@ from uuid import uuid4
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorization_context
 from mcp.server.auth.provider import AccessToken
-from mcp.server.streamable_http import StreamableHTTPServerTransport
+from mcp.server.streamable_http import GET_STREAM_KEY, StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
@@ -45,6 +45,21 @@ class SessionTransport(WholeAnswers):
     through this context (the session's streams), so here it is logged under a reference and goes no further:
     the session is discarded as after any crash (its id answers 404), the others carry on.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._calls_done = asyncio.Event()  # set whenever no POST of this session is answering
+
+    async def answers_sent(self) -> None:
+        """Return once no POST of the session is still answering (the GET stream is not one): a session ended
+        while a call's answer is on its way would drop the answer, which may say why the call ended."""
+        while any(key != GET_STREAM_KEY for key in self._request_streams):
+            self._calls_done.clear()
+            await self._calls_done.wait()
+
+    async def _clean_up_memory_streams(self, request_id: Any) -> None:
+        await super()._clean_up_memory_streams(request_id)
+        self._calls_done.set()
 
     @contextlib.asynccontextmanager
     async def connect(
@@ -116,6 +131,23 @@ class ScopedSessionManager(StreamableHTTPSessionManager):
             return False
         await self._discard_session(session_id, transport)
         return True
+
+    async def end_principal(self, principal: str, *, grace: float = 10.0) -> int:
+        """End every session of a credential (its grant was revoked); how many were ended.
+
+        Each ends once the answers of its calls in flight are sent (at most ``grace`` seconds): the caller
+        stopped those calls first, and their answers say why."""
+        ended = [
+            (sid, t)
+            for sid, t in list(self._server_instances.items())
+            if (owner := self._session_owners.get(sid)) is not None and owner["client_id"] == principal
+        ]
+        for session_id, transport in ended:
+            if isinstance(transport, SessionTransport):
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(transport.answers_sent(), grace)
+            await self._discard_session(session_id, transport)
+        return len(ended)
 
     def _admit_session(self, requestor: Any) -> StreamableHTTPServerTransport | None:
         """The SDK's ``_admit_session`` (mcp 2.3), with our transport: requests that stream nothing are answered

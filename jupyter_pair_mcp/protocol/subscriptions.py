@@ -30,7 +30,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -289,6 +289,32 @@ class SubscriptionManager:
             if not watched.uris:
                 self._detach(watched)
                 del self._watched[doc_key]
+
+    def end_streams(self, principal: str, where: Callable[[str], bool] | None = None) -> int:
+        """End a credential's listen streams (its grant was revoked), or with ``where`` only their subscriptions
+        to the documents it accepts (a person stopped the agent there); how many streams were touched. A legacy
+        session's subscriptions end with its session, which the revocation or stop ends."""
+        touched = 0
+        for key, entry in list(self._sessions.items()):
+            if not entry.stream or entry.principal != principal:
+                continue
+            if where is None:
+                entry.notifier.close()
+                self.release(key)
+                touched += 1
+                continue
+            gone = {
+                uri
+                for (_, path), watched in self._watched.items()
+                if where(path)
+                for uri, holders in watched.uris.items()
+                if key in holders
+            }
+            for uri in gone:
+                entry.uris.discard(uri)
+                self._drop(key, uri)
+            touched += bool(gone)
+        return touched
 
     async def close(self) -> None:
         self._openings.close()

@@ -45,6 +45,7 @@ class Actor:
     principal: str = ""  # the credential's fingerprint (per-principal limits count by it)
     person: str = ""  # the name of the Jupyter user behind the credential, "" when Jupyter knows none
     proposes: bool = False  # its grant is "propose only": every edit becomes a suggestion
+    grant: str = ""  # the id of the grant it holds, "" for a Jupyter credential
 
     @property
     def label(self) -> str:
@@ -93,7 +94,7 @@ class Actors:
         label = self.agent_name or client or "AI agent"
         name = f"{person}{SEPARATOR}{label}" if person else label
         if grant is not None:
-            key = hashlib.sha256(f"grant:{grant.id}".encode()).hexdigest()[:12]
+            key = grant_key(grant.id)
         elif session_id:
             key = hashlib.sha256(f"session:{session_id}".encode()).hexdigest()[:12]
         else:
@@ -109,6 +110,7 @@ class Actors:
             principal=principal,
             person=person,
             proposes=bool(grant is not None and grant.propose_only),
+            grant=grant.id if grant is not None else "",
         )
         if session_id and connection is not None:
             sessions = self._sessions.setdefault(key, set())
@@ -128,6 +130,11 @@ class Actors:
         for listener in self._listeners:
             with contextlib.suppress(Exception):  # one failing listener must not keep the others from cleaning up
                 listener(actor)
+
+
+def grant_key(grant_id: str) -> str:
+    """The actor key of a grant's agent: the same in every session and era, whatever its client calls itself."""
+    return hashlib.sha256(f"grant:{grant_id}".encode()).hexdigest()[:12]
 
 
 def person_name(user: Any) -> str:

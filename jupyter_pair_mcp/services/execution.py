@@ -15,7 +15,7 @@ import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
@@ -148,6 +148,9 @@ def _size(content: dict[str, Any]) -> int:
     return 64
 
 
+T = TypeVar("T")
+
+
 @dataclass(eq=False)
 class _Watch:
     """A run in flight, as a person's stop finds it: whose, where, and the event that stops it."""
@@ -248,7 +251,7 @@ class ExecutionService:
         for cell_id, code in codes:
             try:
                 one = self._run_one(path, kernel, cell_id, code, timeout, progress, actor, since)
-                run = await self._stoppable(actor, path, one)
+                run = await self.stoppable(actor, path, one)
             except KernelDied as exc:
                 # Say which cell, and what this call ran before it (those results are not returned).
                 before = ", ".join(f"{r.id!r} ({r.status})" for r in runs)
@@ -259,20 +262,22 @@ class ExecutionService:
                 break
         return runs
 
-    def interrupt(self, matches: Callable[[Any], bool], path: str, reason: str) -> int:
-        """Stop the runs in ``path`` of the actors ``matches`` accepts (a person stopped that agent there): each
-        is cancelled as a call the client gave up is (the kernel is interrupted once it began the cell) and its
-        call fails with ``reason``. Returns how many runs were stopped."""
+    def interrupt(self, matches: Callable[[Any], bool], where: Callable[[str], bool] | None, reason: str) -> int:
+        """Stop the runs, in the documents ``where`` accepts (None: anywhere), of the actors ``matches`` accepts
+        (a person stopped that agent there, or its grant was revoked): each is cancelled as a call the client gave
+        up is (the kernel is interrupted once it began the cell) and its call fails with ``reason``. Returns how
+        many were stopped."""
         stopped = 0
         for watch in list(self._watches):
-            if watch.path == path and not watch.stopped.is_set() and matches(watch.actor):
+            if (where is None or where(watch.path)) and not watch.stopped.is_set() and matches(watch.actor):
                 watch.reason = reason
                 watch.stopped.set()
                 stopped += 1
         return stopped
 
-    async def _stoppable(self, actor: Any, path: str, run: Awaitable[CellRun]) -> CellRun:
-        """Run one cell in a task of its own that :meth:`interrupt` can cancel without cancelling the call."""
+    async def stoppable(self, actor: Any, path: str, run: Awaitable[T]) -> T:
+        """Run one cell (or scratch code) in a task of its own that :meth:`interrupt` can cancel without
+        cancelling the call: a stop or a revocation ends it, and the call (or its MCP task) says why."""
         watch = _Watch(actor, path, asyncio.Event())
         self._watches.add(watch)
         task = asyncio.ensure_future(run)

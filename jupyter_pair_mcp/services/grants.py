@@ -21,6 +21,7 @@ import secrets
 import tempfile
 import time
 import unicodedata
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -155,7 +156,13 @@ class GrantStore:
         self.codes: dict[str, Code] = {}
         self._by_access: dict[str, str] = {}
         self._by_refresh: dict[str, str] = {}
+        self._revoked: list[Callable[[Grant, str], None]] = []
         self._load()
+
+    def on_revoke(self, listener: Callable[[Grant, str], None]) -> None:
+        """Call ``listener(grant, by)`` when a grant is revoked (``by`` names who or what did it): a token check
+        refuses only the next request, so whoever keeps sessions, runs, tasks or streams of it ends them."""
+        self._revoked.append(listener)
 
     # -- persistence ------------------------------------------------------------------------------
     def _load(self) -> None:
@@ -244,7 +251,7 @@ class GrantStore:
         mine = sorted((g for g in self.grants.values() if g.person == person), key=lambda g: g.created)
         for old in mine[: max(0, len(mine) - self.max_per_person + 1)]:
             log.info("MCP grant %s of %s revoked: over max_grants_per_person", old.id, person)
-            self._drop(old.id)
+            self._drop(old.id, "the limit of grants per person (max_grants_per_person)")
         grant = Grant(
             id=secrets.token_hex(8),
             client_id=pending.client_id,
@@ -323,17 +330,24 @@ class GrantStore:
         grant = self.grants.get(self._by_refresh.get(digest(token), ""))
         return grant if grant is not None and grant.expires >= time.time() else None
 
-    def revoke(self, grant_id: str) -> bool:
-        """End a grant and every token of it."""
-        if not self._drop(grant_id):
+    def revoke(self, grant_id: str, by: str = "its client") -> bool:
+        """End a grant and every token of it; ``by`` (who did) is what its sessions' calls are told."""
+        if not self._drop(grant_id, by):
             return False
         self.save()
         return True
 
-    def _drop(self, grant_id: str) -> bool:
-        if self.grants.pop(grant_id, None) is None:
+    def _drop(self, grant_id: str, by: str | None = None) -> bool:
+        """Forget a grant; ``by`` set: it was revoked (not expired), and the listeners are told."""
+        grant = self.grants.pop(grant_id, None)
+        if grant is None:
             return False
         self._reindex()
+        for listener in self._revoked if by is not None else []:
+            try:
+                listener(grant, str(by))
+            except Exception:  # one failing listener must not keep the grant alive, nor the others from ending it
+                log.exception("a grant revocation listener failed")
         return True
 
     def of_person(self, person: str) -> list[Grant]:

@@ -80,6 +80,7 @@ class Steering:
         log: ActivityLog,
         sessions: Callable[[], Any],
         stop_users: list[str] | None = None,
+        end_streams: Callable[[str, Callable[[str], bool]], int] | None = None,
     ) -> None:
         self.contents = contents
         self.rooms = rooms
@@ -91,6 +92,7 @@ class Steering:
         self.log = log
         self.sessions = sessions  # the session manager once the endpoint is built, else None
         self.stop_users = list(stop_users or [])
+        self.end_streams = end_streams  # (principal, document predicate): its listen streams' subscriptions end
 
     def may_stop(self, username: str) -> bool:
         """Whether the admin's list lets this person stop agents (they also need write permission)."""
@@ -186,8 +188,14 @@ class Steering:
         actor = self._actor(key, path)
         stop = self.stops.add(actor, path, person.username)
         self.log.add(entry(actor, "stop", path, f"stopped by {person.name}", by=person.username))
-        # Its runs first: ending a session cancels its calls, and a run stopped here tells its call why.
-        interrupted = self.execution.interrupt(stop.matches, path, message(stop))
+        # Its runs first (cells and scratch code, in calls or MCP tasks, through any name of the file): ending a
+        # session cancels its calls, and a run stopped here tells its call (or its task's result) why.
+        where = self.stops.where(path)
+        interrupted = self.execution.interrupt(stop.matches, where, message(stop))
+        if self.end_streams is not None and getattr(actor, "grant", None) and stop.principal:
+            # A grant's credential is the agent's own; the server's token may be shared by other agents, whose
+            # streams it does not name apart (a legacy session's subscriptions end with the session below).
+            self.end_streams(stop.principal, where)
         matching = [a for a in self.actors.live if stop.matches(a)]
         ended = 0
         manager = self.sessions()

@@ -2,7 +2,10 @@
 
 An agent is known by the credential and client name it connected with (a stateless agent has nothing
 else; a stateful one would come back in a new session, with a new key, after its session was ended), so a
-stop matches the agent's key *or* its (principal, client name) pair. The store is bounded: at most
+stop matches the agent's key *or* its (principal, client name) pair. A grant's agent has the grant's key in
+every session and era, whatever its client calls itself (services/actors.py). A document is known by every
+name of its file: ``identity`` gives a path's keys (its real path, its file's inode), so a stop made through
+one path holds through a symbolic link or a hard link to the same file. The store is bounded: at most
 ``max_per_document`` stopped agents per document and ``max_total`` in all; one more is refused with an
 error rather than silently allowing the oldest again. Stops are kept in memory: a server restart ends
 them (and every session with them).
@@ -62,8 +65,11 @@ class Stops:
         max_total: int = 1000,
         log: ActivityLog | None = None,
         clock: Callable[[], float] = time.monotonic,
+        identity: Callable[[str], tuple[str, ...]] | None = None,
     ) -> None:
         self.log = log
+        self.identity = identity or (lambda path: (path,))
+        self._alias: dict[str, str] = {}  # each key of a stopped document's file -> the document's key
         self.max_per_document = max_per_document
         self.max_total = max_total
         self.clock = clock
@@ -74,9 +80,26 @@ class Stops:
         """Whether any agent is stopped anywhere (every tool call asks: none stopped is the common case)."""
         return self._count > 0
 
+    def _doc(self, path: str) -> str | None:
+        """The key of the stopped document ``path`` names (by any of its file's names), or None."""
+        if not self._alias:
+            return None
+        return next((self._alias[k] for k in self.identity(path) if k in self._alias), None)
+
+    def where(self, path: str) -> Callable[[str], bool]:
+        """A predicate: whether another path names the same document as ``path``."""
+        doc = self._doc(path)
+        return lambda other: other == path or (doc is not None and self._doc(other) == doc)
+
     def add(self, actor: Any, path: str, by: str) -> Stop:
         """Stop ``actor`` in ``path`` (again: the existing stop stands). Refused past the bounds."""
-        stops = self._by_path.get(path, {})
+        doc = self._doc(path)
+        if doc is None:
+            keys = self.identity(path)
+            doc = keys[0]
+            for k in keys:
+                self._alias[k] = doc
+        stops = self._by_path.get(doc, {})
         existing = stops.get(actor.key) or next((s for s in stops.values() if s.matches(actor)), None)
         if existing is not None:
             return existing
@@ -86,26 +109,32 @@ class Stops:
                 " allow some of them again first"
             )
         stop = Stop(path, actor.key, getattr(actor, "principal", ""), actor.client, actor.name, by, time.time())
-        self._by_path.setdefault(path, {})[actor.key] = stop
+        self._by_path.setdefault(doc, {})[actor.key] = stop
         self._count += 1
         return stop
 
     def remove(self, key: str, path: str) -> Stop | None:
         """Allow the agent of ``key`` in ``path`` again; the stop that was lifted, or None."""
-        stops = self._by_path.get(path)
+        doc = self._doc(path)
+        stops = self._by_path.get(doc) if doc is not None else None
         stop = stops.pop(key, None) if stops is not None else None
         if stop is not None:
             self._count -= 1
             if not stops:
-                del self._by_path[path]
+                del self._by_path[doc]  # type: ignore[arg-type]
+                self._alias = {k: d for k, d in self._alias.items() if d != doc}
         return stop
 
     def get(self, key: str, path: str) -> Stop | None:
-        return self._by_path.get(path, {}).get(key)
+        return self.in_path(path).get(key)
+
+    def in_path(self, path: str) -> dict[str, Stop]:
+        doc = self._doc(path)
+        return self._by_path.get(doc, {}) if doc is not None else {}
 
     def of(self, actor: Any, path: str) -> Stop | None:
-        """The stop that holds ``actor`` in ``path``, or None."""
-        stops = self._by_path.get(path)
+        """The stop that holds ``actor`` in ``path`` (by any name of its file), or None."""
+        stops = self.in_path(path)
         if not stops:
             return None
         return stops.get(actor.key) or next((s for s in stops.values() if s.matches(actor)), None)
@@ -115,7 +144,7 @@ class Stops:
         return any(s.matches(actor) for stops in self._by_path.values() for s in stops.values())
 
     def in_document(self, path: str) -> list[Stop]:
-        return list(self._by_path.get(path, {}).values())
+        return list(self.in_path(path).values())
 
     def check(self, actor: Any, path: str, what: str = "a call") -> None:
         """Raise :class:`AgentStopped` when ``actor`` is stopped in ``path``; the refusal goes into the activity

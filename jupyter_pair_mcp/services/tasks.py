@@ -68,6 +68,7 @@ class Task:
     runner: asyncio.Task[None] | None = None
     done: asyncio.Event = field(default_factory=asyncio.Event)
     peeked: tuple[float, int, list[dict[str, Any]]] | None = None  # when, at which count, what a poll showed
+    ending: str | None = None  # why the server ended it (its grant was revoked), when it did
 
     @property
     def terminal(self) -> bool:
@@ -154,7 +155,7 @@ class TaskStore:
             # A result can be megabytes (images): measured off the event loop.
             size = len(await asyncio.to_thread(json.dumps, result, default=str))
         except asyncio.CancelledError:
-            self._finish(task, "cancelled", message="cancelled: the run was interrupted")
+            self._finish(task, "cancelled", message=task.ending or "cancelled: the run was interrupted")
         except TaskFailed as exc:
             self._finish(task, "failed", error=exc.error, message=str(exc))
         except BaseException as exc:
@@ -254,6 +255,16 @@ class TaskStore:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(task.done.wait()), wait)
         return task
+
+    def end(self, principal: str, reason: str) -> int:
+        """Cancel every running task of ``principal`` (its grant was revoked), each told ``reason``; how many."""
+        ended = 0
+        for task in self._tasks.values():
+            if task.principal == principal and not task.terminal and task.runner is not None:
+                task.ending = f"cancelled: {reason}"
+                task.runner.cancel()
+                ended += 1
+        return ended
 
     async def outputs(self, task: Task) -> list[dict[str, Any]]:
         """The last outputs of the cell a running task is on, read from the live room (each cut at

@@ -66,7 +66,8 @@ def variable_tools(b: Backends) -> list[ToolSpec]:
         kernel = await b.execution.kernel(path)
         # The cap on a caller's executions in flight covers scratch runs too (they queue in the same kernel).
         with b.execution.claim(getattr(actor, "principal", "")):
-            scratch = await inspector.run(kernel.id, code, timeout)
+            # Stoppable as a cell run is: a person's stop or a revoked grant ends it (and its MCP task) at once.
+            scratch = await b.execution.stoppable(actor, path, inspector.run(kernel.id, code, timeout))
         status = scratch.execution.status
         if b.presence is not None:
             b.presence.record(actor, "execution", path, f"ran scratch code ({len(code)} characters): {status}")

@@ -14,6 +14,7 @@ from jupyter_server.base.handlers import APIHandler
 from tornado import web
 
 from jupyter_pair_mcp.errors import NotFound
+from jupyter_pair_mcp.services.actors import person_name
 from jupyter_pair_mcp.services.grants import Grant, GrantStore
 from jupyter_pair_mcp.transport.rest import _Handler, _needs_read
 
@@ -48,7 +49,8 @@ class GrantHandler(GrantsHandler):
             grant = self.store.grants.get(grant_id)
             if grant is None or not self.mine(grant):
                 raise NotFound(f"no grant {grant_id!r} of yours")
-            self.store.revoke(grant_id)
+            by = person_name(self.current_user) or ("the server's owner" if self.single_user else "a person")
+            self.store.revoke(grant_id, by=by)
             return {"revoked": grant_id}
 
         await self.answer(work)

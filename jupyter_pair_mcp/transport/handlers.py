@@ -13,8 +13,6 @@ ASGI bridge.
 from __future__ import annotations
 
 import functools
-import hashlib
-import hmac
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, cast
@@ -25,7 +23,7 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import origin_matches_pat
 from tornado import web
 
-from jupyter_pair_mcp.request_state import GRANT_TOKEN_PREFIX, STATE_GRANT, STATE_HANDLER, STATE_USER
+from jupyter_pair_mcp.request_state import GRANT_TOKEN_PREFIX, STATE_GRANT, STATE_HANDLER, STATE_USER, fingerprint
 from jupyter_pair_mcp.transport.asgi import TornadoASGIBridge
 from jupyter_pair_mcp.transport.hub import hub_server, hub_user_refused
 from jupyter_pair_mcp.transport.oauth import GrantAuthorizer, GrantIdentity, grant_user, resource_metadata_url
@@ -330,7 +328,7 @@ class MCPHandler(ScrubbedLogs, APIHandler):
             material = "unauthenticated"
         else:
             material = f"user:{username}"
-        self._principal_name = hmac.new(self.extension.principal_key, material.encode(), hashlib.sha256).hexdigest()
+        self._principal_name = fingerprint(self.extension.principal_key, material)
         return self._principal_name
 
     def _origin_allowed(self) -> bool:

@@ -91,6 +91,20 @@ class ContentsAdapter:
         if os.path.commonpath([real_root, real]) != real_root:
             raise InvalidPath(f"path {original!r} resolves outside the Jupyter root (through a symbolic link)")
 
+    def file_keys(self, normalized: str) -> tuple[str, ...]:
+        """Every name of the file behind a path: its real path (symbolic links resolved) and its inode (a hard
+        link's only common name), so a person's stop through one path holds through all. Managers without a
+        local root have only the path."""
+        root = self._root()
+        if root is None:
+            return (normalized,)
+        real = os.path.realpath(os.path.join(root, *normalized.split("/")))
+        try:
+            st = os.stat(real)
+        except OSError:
+            return (f"real:{real}",)
+        return (f"real:{real}", f"inode:{st.st_dev}:{st.st_ino}")
+
     # -- queries --------------------------------------------------------------------------------
     async def kind(self, path: str, *, normalized: bool = False) -> str | None:
         """``"notebook"``, ``"file"`` or ``"directory"`` for an existing path, else None."""
