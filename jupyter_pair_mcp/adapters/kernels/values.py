@@ -122,7 +122,12 @@ def died_message(km: Any, *, began: bool | None) -> str:
             "off after it began"
         )
     elif began is False:
-        what = "the kernel died (it crashed, exited or ran out of memory) before it began the cell, so it was not run"
+        # Sent, but the kernel never said it began the cell: a kernel that dies at once (os._exit, a crash in the
+        # cell's first line) dies before its "began" message leaves it, so "not run" would be a guess.
+        what = (
+            "the kernel died while running the cell or just before it began it (it crashed, exited or ran out of "
+            "memory; it had not said it began the cell)"
+        )
     else:
         what = "the notebook's kernel has died (it crashed, exited or ran out of memory), so the cell was not run"
     if getattr(km, "autorestart", False) and getattr(km, "_restarter", None) is not None:
