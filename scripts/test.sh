@@ -5,8 +5,8 @@
 # official MCP conformance suite from npm, a real JupyterHub with its proxy from npm, and browser tests in
 # Debian's headless Chromium, which is
 # installed from the system package manager when missing). Fails when any of them fails.
-# Each step announces itself (pip shows its own progress); the tests take about 15 minutes on 2 cores, and
-# 30-45 when two other CPU-heavy processes share them (README.md).
+# Each step announces itself (pip shows its own progress); the tests take about 12 minutes on 2 idle cores and
+# about 17 when two other CPU-heavy processes share them (README.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,5 +28,5 @@ ruff check .
 ruff format --check .
 step "6/7 mypy (strict)"
 mypy
-step "7/7 pytest (about 15 minutes on 2 cores, up to 45 on busy ones)"
+step "7/7 pytest (about 12 minutes on 2 idle cores, 17 on busy ones)"
 python -m pytest "$@"
