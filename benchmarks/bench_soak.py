@@ -41,9 +41,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.jupyter_process import JupyterProcess, rss_mb  # noqa: E402
+from benchmarks.load import handshake  # noqa: E402
 
-VERSION = "2025-11-25"
-HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 NOTEBOOKS = ("soak-0.ipynb", "soak-1.ipynb", "soak-2.ipynb")
 TEXTS = ("soak-0.md", "soak-1.py")
 CELLS = 20
@@ -112,22 +111,7 @@ class Session:
         self.listener: asyncio.Task[None] | None = None
 
     async def open(self, name: str) -> None:
-        init = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": name, "version": "0"}}
-        response = await self.http.post(
-            self.url,
-            json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init},
-            headers={**HEADERS, **self.auth},
-        )
-        response.raise_for_status()
-        self.headers = {
-            **HEADERS,
-            **self.auth,
-            "mcp-session-id": response.headers["mcp-session-id"],
-            "mcp-protocol-version": VERSION,
-        }
-        await self.http.post(
-            self.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=self.headers
-        )
+        self.headers = await handshake(self.http, self.url, self.auth, name)
         self.tally.sessions += 1
 
     def listen(self) -> None:

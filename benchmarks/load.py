@@ -77,6 +77,24 @@ class LoadReport:
         }
 
 
+async def handshake(http: httpx2.AsyncClient, url: str, auth: dict[str, str], name: str) -> dict[str, str]:
+    """Open a legacy MCP session over raw HTTP (initialize, then initialized); the headers of its requests."""
+    init = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": name, "version": "0"}}
+    response = await http.post(
+        url, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}, headers={**HEADERS, **auth}
+    )
+    response.raise_for_status()
+    headers = {
+        **HEADERS,
+        **auth,
+        "mcp-session-id": response.headers["mcp-session-id"],
+        "mcp-protocol-version": VERSION,
+    }
+    note = await http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
+    note.raise_for_status()
+    return headers
+
+
 class _Session:
     def __init__(self, http: httpx2.AsyncClient, url: str, auth: dict[str, str], report: LoadReport) -> None:
         self.http, self.url, self.auth, self.report = http, url, auth, report
@@ -84,23 +102,7 @@ class _Session:
         self.next_id = 1
 
     async def open(self) -> None:
-        init = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "load", "version": "0"}}
-        response = await self.http.post(
-            self.url,
-            json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init},
-            headers={**HEADERS, **self.auth},
-        )
-        response.raise_for_status()
-        self.headers = {
-            **HEADERS,
-            **self.auth,
-            "mcp-session-id": response.headers["mcp-session-id"],
-            "mcp-protocol-version": VERSION,
-        }
-        note = await self.http.post(
-            self.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=self.headers
-        )
-        note.raise_for_status()
+        self.headers = await handshake(self.http, self.url, self.auth, "load")
 
     async def call(self, name: str, **arguments: Any) -> dict[str, Any] | None:
         request_id, self.next_id = self.next_id, self.next_id + 1

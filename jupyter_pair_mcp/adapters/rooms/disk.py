@@ -31,7 +31,7 @@ from jupyter_core.utils import ensure_async
 from jupyter_server.services.contents.filemanager import AsyncFileContentsManager, FileContentsManager
 
 from jupyter_pair_mcp.adapters.rooms.persist import LOAD_WAIT, save_pending, write_room
-from jupyter_pair_mcp.adapters.rooms.saving import state_of
+from jupyter_pair_mcp.adapters.rooms.saving import path_of, state_of
 from jupyter_pair_mcp.errors import Conflict, PairMCPError, Unavailable
 from jupyter_pair_mcp.notices import CallNotes
 
@@ -118,7 +118,7 @@ class DiskWatch:
             del self._reloads[next(iter(self._reloads))]
         if self.on_merge is not None:
             try:
-                self.on_merge(str(room._file.path), self._reloads[room_id])
+                self.on_merge(path_of(room), self._reloads[room_id])
             except Exception:
                 log.exception("the merge listener failed for room %s", room_id)
         log.info("Room %s was reloaded from its file, changed on disk by another program", room_id)
@@ -264,9 +264,7 @@ class DiskWatch:
             if room is None:  # closed: what it held went with it (its own close saved, or logged why not)
                 self._failures.pop(room_id, None)
                 return
-            path = room_id
-            with contextlib.suppress(Exception):
-                path = str(room._file.path)
+            path = path_of(room)
             try:
                 await write_room(room, path)
             except Conflict:

@@ -15,7 +15,6 @@ the stop, of the rooms that have changes on their way to disk, and :func:`save_u
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +23,7 @@ from tornado.web import HTTPError
 
 from jupyter_pair_mcp.adapters.rooms.diskmerge import Merged
 from jupyter_pair_mcp.adapters.rooms.reload import merge_reload
-from jupyter_pair_mcp.adapters.rooms.saving import SaveState, convert, read_for_write, state_of, take
+from jupyter_pair_mcp.adapters.rooms.saving import SaveState, convert, path_of, read_for_write, state_of, take
 from jupyter_pair_mcp.errors import Conflict, NotFound, PermissionDenied, Unavailable
 
 log = logging.getLogger(__name__)
@@ -113,13 +112,6 @@ async def write_room(room: Any, path: str, *, merged_once: bool = False) -> None
     if state is not None:
         state.base, state.base_content = update, None
         state.writes += 1
-
-
-def path_of(room: Any) -> str:
-    """The room's file path now (it follows renames), else its room id."""
-    with contextlib.suppress(Exception):  # the file id may be gone with the file
-        return str(room._file.path)
-    return str(getattr(room, "room_id", "?"))
 
 
 async def write_now(room: Any) -> None:
@@ -212,13 +204,8 @@ async def save_unsaved(
         if pending or (state and bytes(room.ydoc.get_state()) != state)
     ]
 
-    def path_of(room_id: str, room: Any) -> str:
-        with contextlib.suppress(Exception):  # the file id may be gone with the file
-            return str(room._file.path)
-        return room_id
-
     async def save(room_id: str, room: Any) -> str | None:
-        path = path_of(room_id, room)
+        path = path_of(room)
         try:
             await write_room(room, path)
         except Exception as exc:
@@ -229,7 +216,7 @@ async def save_unsaved(
 
     if not due:
         return []
-    tasks = {asyncio.ensure_future(save(room_id, room)): path_of(room_id, room) for room_id, room in due}
+    tasks = {asyncio.ensure_future(save(room_id, room)): path_of(room) for room_id, room in due}
     done, writing = await asyncio.wait(tasks, timeout=timeout)
     if writing:  # an edit lost is worse than a late stop: wait on, bounded by the overrun
         log.warning(

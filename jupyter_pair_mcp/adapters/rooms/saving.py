@@ -140,7 +140,7 @@ async def autosave(room: Any, previous: asyncio.Task[None] | None, save_now: boo
             return
     task = asyncio.current_task()
     state.writing = task
-    path = _path(room)
+    path = path_of(room)
     try:
         await write(room)
     except asyncio.CancelledError:
@@ -181,7 +181,8 @@ async def convert(room: Any, state: SaveState | None, update: bytes, taken: Any)
     return await asyncio.to_thread(notebook_content, *taken)
 
 
-def _path(room: Any) -> str:
+def path_of(room: Any) -> str:
+    """The room's file path now (it follows renames), else its room id (the file id goes with a deleted file)."""
     try:
         return str(room._file.path)
     except Exception:
@@ -198,4 +199,4 @@ def _emit(room: Any, level: str, action: str | None, msg: str) -> None:
         log.debug("emitting a room event failed", exc_info=True)
 
 
-__all__ = ["Reader", "SaveState", "adopt", "autosave", "convert", "read_for_write", "state_of", "take"]
+__all__ = ["Reader", "SaveState", "adopt", "autosave", "convert", "path_of", "read_for_write", "state_of", "take"]
