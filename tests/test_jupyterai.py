@@ -1,0 +1,172 @@
+"""Jupyter AI's agents work through this endpoint with one setting (docs/jupyter-ai.md).
+
+A real ``jupyter server`` with jupyter-ai 3 and this package installed in one environment; a fake ACP agent
+(tests/fake_acp_agent.py) is a Jupyter AI persona (tests/fake_acp_persona.py). A person's chat message, written
+into the chat's live document as JupyterLab's chat does, makes Jupyter AI run the agent's turn; the agent calls
+the MCP servers it was handed in ``session/new``. Nothing but this package's default ``JupyterPairMCP.jupyter_ai``
+gives it this endpoint.
+
+These tests need jupyter-ai, which cannot be installed in one pip command with this package's test extra
+(jupyter-ai 3.2's toolkit pins mcp<2): they skip without it, and scripts/test.sh runs them in a second virtual
+environment where jupyter-ai is installed first (docs/jupyter-ai.md, "Testing").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .collaborator import Collaborator
+from .jupyterai_server import FAKE_PERSONA, JupyterAIServer
+from .patience import patient
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("jupyter_ai_persona_manager") is None, reason="jupyter-ai is not installed here"
+)
+
+
+@pytest.fixture
+def ai_server(tmp_path: Path) -> Iterator[JupyterAIServer]:
+    server = JupyterAIServer(tmp_path)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+async def until(predicate: Callable[[], Any], what: str, limit: float = 30.0) -> Any:
+    """``predicate()``'s first truthy value, re-checked until ``limit`` (an idle machine's seconds)."""
+    deadline = time.monotonic() + patient(limit)
+    while not (value := predicate()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"never happened: {what}")
+        await asyncio.sleep(0.05)  # re-check the condition (not a wait for a time)
+    return value
+
+
+def send_chat_message(chat: Collaborator, sender: str, display_name: str, body: str, to: str) -> None:
+    """What JupyterLab's chat does for a person's message to a persona (the persona picker's metadata)."""
+    from pycrdt import Array, Map
+
+    users = chat.doc.get("users", type=Map)
+    messages = chat.doc.get("messages", type=Array)
+    with chat.doc.transaction():
+        users[sender] = {"username": sender, "name": display_name, "display_name": display_name}
+        messages.append(
+            Map(
+                {
+                    "type": "msg",
+                    "body": body,
+                    "id": str(uuid.uuid4()),
+                    "time": time.time(),
+                    "sender": sender,
+                    "raw_time": False,
+                    "metadata": {"to_persona": to},
+                }
+            )
+        )
+
+
+async def chat_ready(server: JupyterAIServer, path: str) -> Collaborator:
+    """Open a chat as JupyterLab does, and wait until Jupyter AI's persona manager announced the chat's personas
+    (a Jupyter event, which JupyterLab gets on /api/events/subscribe): from then on a message is routed to them."""
+    from pycrdt import Map
+    from tornado.httpclient import HTTPRequest
+    from tornado.websocket import websocket_connect
+
+    url = server.url.replace("http://", "ws://") + "/api/events/subscribe"
+    events = await websocket_connect(HTTPRequest(url, headers=server.headers))
+    try:
+        chat = Collaborator(server.url, "/", server.token, path, kind="chat", sync_limit=30)
+        await chat.__aenter__()
+        try:
+            deadline = time.monotonic() + patient(60)
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise AssertionError(f"Jupyter AI never announced the personas of {path}")
+                message = await asyncio.wait_for(events.read_message(), remaining)
+                assert message is not None, "the events websocket closed"
+                event = json.loads(message)
+                if str(event.get("schema_id", "")).endswith("jupyter_ai_persona_manager/personas/v1") and event.get(
+                    "personas"
+                ):
+                    break
+            # The chat takes messages once loaded: it ignores what arrives while its document is "dirty" (the
+            # server clears that with its first save).
+            state = chat.doc.get("state", type=Map)
+            await until(lambda: state.get("dirty") is False, f"{path} was loaded", 30)
+            return chat
+        except BaseException:
+            await chat.close()
+            raise
+    finally:
+        events.close()
+
+
+def events(server: JupyterAIServer, kind: str) -> list[dict[str, Any]]:
+    return [e for e in server.agent_events() if e.get("event") == kind]
+
+
+async def test_a_chat_persona_gets_this_endpoint_by_the_setting_alone_and_edits_the_live_room_as_the_person(
+    ai_server: JupyterAIServer,
+) -> None:
+    async with Collaborator(ai_server.url, "/", ai_server.token, "note.ipynb") as notebook:
+        chat = await chat_ready(ai_server, "talk.chat")
+        try:
+            send_chat_message(chat, "alice", "Alice", "insert note.ipynb hello-from-the-chat", FAKE_PERSONA)
+            await notebook.wait_until(lambda: "hello-from-the-chat" in notebook.sources(), 60)
+            agent = await notebook.wait_awareness(
+                lambda: next((s for s in notebook.agents() if "Fakebot" in json.dumps(s)), None), 20
+            )
+            await until(lambda: events(ai_server, "turn_end"), "the agent's turn ended")
+        finally:
+            await chat.close()
+    assert agent["user"]["name"] == "Fakebot (Jupyter AI) · Alice (AI agent)"
+    (new,) = events(ai_server, "session/new")
+    assert new["servers"] == [
+        {
+            "name": "jupyter",
+            "url": f"{ai_server.url}/mcp",
+            "headers": ["Authorization", "X-Jupyter-Chat-Id", "X-JupyterAI-Persona-Id"],
+            "minted": True,
+        }
+    ]
+    (called,) = events(ai_server, "called")
+    assert not called["error"], called
+    assert events(ai_server, "prompt")[0]["guidance"]  # Jupyter AI's note naming insert_cell reached the agent
+    log = ai_server.text()
+    assert "error adding extension" not in log and "Traceback" not in log
+    assert ai_server.token not in json.dumps(ai_server.agent_events())  # never the login token
+
+
+async def test_two_chats_are_two_agents(ai_server: JupyterAIServer) -> None:
+    async with Collaborator(ai_server.url, "/", ai_server.token, "note.ipynb") as notebook:
+        first = await chat_ready(ai_server, "talk.chat")
+        second = await chat_ready(ai_server, "other.chat")
+        try:
+            send_chat_message(first, "alice", "Alice", "insert note.ipynb from-alice", FAKE_PERSONA)
+            send_chat_message(second, "bob", "Bob", "insert note.ipynb from-bob", FAKE_PERSONA)
+            await notebook.wait_until(lambda: {"from-alice", "from-bob"} <= set(notebook.sources()), 60)
+            await until(lambda: len(events(ai_server, "turn_end")) == 2, "both turns ended")
+            names = await notebook.wait_awareness(
+                lambda: (
+                    len(n := {s["user"]["name"] for s in notebook.agents() if "Fakebot" in s["user"]["name"]}) >= 2
+                    and n
+                ),
+                20,
+            )
+        finally:
+            await first.close()
+            await second.close()
+    assert names == {"Fakebot (Jupyter AI) · Alice (AI agent)", "Fakebot (Jupyter AI) · Bob (AI agent)"}
+    assert len({e["session"] for e in events(ai_server, "called")}) == 2  # two ACP sessions, one per chat
