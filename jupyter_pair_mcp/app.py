@@ -470,6 +470,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
             sessions=lambda: self._endpoint.runner.manager if self._endpoint is not None else None,
             stop_users=self.stop_agents_users,
             end_streams=lambda principal, where: self.subscriptions.end_streams(principal, where),
+            stopped=self._end_chat_turn,
         )
         self.subscriptions = SubscriptionManager(
             self.rooms,
@@ -531,6 +532,11 @@ class JupyterPairMCP(Limits, ExtensionApp):
         """The grant of the Jupyter AI chat persona a request names (None: refused; docs/jupyter-ai.md)."""
         access = self.jupyter_ai_access
         return access.chat_grant(remote_ip, headers) if access is not None else None
+
+    async def _end_chat_turn(self, actor: Any, path: str, person: Any) -> bool:
+        """A stopped agent that is a Jupyter AI chat's persona: its turn in the chat ends too."""
+        access = self.jupyter_ai_access
+        return await access.end_turn(actor, path, person) if access is not None else False
 
     def _register_jupyter_ai(self) -> None:
         """Give Jupyter AI's chats this endpoint (JupyterPairMCP.jupyter_ai), or say once why their toolkit

@@ -191,4 +191,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # Jupyter AI ends its agents with the server (SIGINT to their process group)
+        pass

@@ -170,3 +170,34 @@ async def test_two_chats_are_two_agents(ai_server: JupyterAIServer) -> None:
             await second.close()
     assert names == {"Fakebot (Jupyter AI) · Alice (AI agent)", "Fakebot (Jupyter AI) · Bob (AI agent)"}
     assert len({e["session"] for e in events(ai_server, "called")}) == 2  # two ACP sessions, one per chat
+
+
+def chat_bodies(chat: Collaborator) -> list[str]:
+    from pycrdt import Array
+
+    return [str(m.get("body", "")) for m in chat.doc.get("messages", type=Array).to_py() or []]
+
+
+async def test_our_stop_ends_the_agents_chat_turn_and_the_chat_says_so(ai_server: JupyterAIServer) -> None:
+    import httpx2
+
+    async with Collaborator(ai_server.url, "/", ai_server.token, "note.ipynb") as notebook:
+        chat = await chat_ready(ai_server, "talk.chat")
+        try:
+            send_chat_message(chat, "alice", "Alice", "hold note.ipynb", FAKE_PERSONA)
+            await until(lambda: events(ai_server, "step"), "the agent edits the notebook, turn after turn")
+            agent = await notebook.wait_awareness(
+                lambda: next((s for s in notebook.agents() if "Fakebot" in s["user"]["name"]), None), 20
+            )
+            key = agent["user"]["username"].removeprefix("mcp-agent-")
+            async with httpx2.AsyncClient(headers=ai_server.headers, timeout=30) as client:
+                stopped = await client.post(f"{ai_server.url}/api/mcp/agents/{key}/stop", json={"path": "note.ipynb"})
+            assert stopped.status_code == 200, stopped.text
+            assert stopped.json().get("ended_turn") is True
+            await until(lambda: events(ai_server, "cancel"), "the agent was sent ACP session/cancel")
+            await until(lambda: events(ai_server, "turn_end"), "the agent's turn ended")
+            await until(
+                lambda: any("stopped me in note.ipynb" in b for b in chat_bodies(chat)), "the chat says who stopped it"
+            )
+        finally:
+            await chat.close()

@@ -70,6 +70,7 @@ class JupyterAIAccess:
             expires=float("inf"),
         )
         self._last_person: dict[str, tuple[str, str]] = {}
+        self._chats: dict[str, tuple[str, str]] = {}  # a chat grant's id -> (chat id, persona id)
 
     def entry(self, url: str) -> dict[str, Any]:
         """The MCP server entry given to Jupyter AI's persona manager (ACP's HTTP server shape)."""
@@ -118,15 +119,30 @@ class JupyterAIAccess:
         else:  # between turns: the person it answered last
             person, person_name = self._last_person.get(key, ("", ""))
         suffix = hashlib.sha256(key.encode()).hexdigest()[:12]
+        grant_id = f"{self.grant.id}-{suffix}"
+        self._chats.pop(grant_id, None)
+        self._chats[grant_id] = (chat_id, persona_id)
+        while len(self._chats) > MAX_REMEMBERED:
+            del self._chats[next(iter(self._chats))]
         return replace(
             self.grant,
-            id=f"{self.grant.id}-{suffix}",
+            id=grant_id,
             client_name=f"{found.persona} (Jupyter AI)",
             person=person,
             person_name=person_name,
             chat=chat_id,
             persona=persona_id,
         )
+
+    async def end_turn(self, actor: Any, path: str, person: Any) -> bool:
+        """A person stopped ``actor`` in ``path``: when it is a chat's persona, end its turn as the chat's stop
+        button does (ACP ``session/cancel``) and say so in the chat. Whether a turn was ended."""
+        chat = self._chats.get(str(getattr(actor, "grant", "") or ""))
+        if chat is None:
+            return False
+        by = str(getattr(person, "name", "") or getattr(person, "username", "") or "someone")
+        note = f"{by} stopped me in {path} from Jupyter's agent panel, so this turn ends here (ask them to allow me)."
+        return await self.jupyter_ai.cancel(*chat, note=note)
 
 
 def local_url(ip: str, port: int, base_url: str, *, https: bool = False) -> tuple[str, tuple[str, ...]]:
