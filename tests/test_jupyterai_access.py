@@ -160,3 +160,17 @@ def test_a_toolkit_that_cannot_load_next_to_mcp_2_is_named(monkeypatch: pytest.M
     del versions["jupyter-server-mcp"]
     versions["fastmcp-slim"] = "3.4.11"
     assert toolkit.toolkit_problem() is None
+
+
+def test_the_instructions_map_jupyter_ais_tool_names_to_ours() -> None:
+    """Jupyter AI's note to every agent names insert_cell, edit_cell, delete_cell and read_notebook."""
+    import re
+    from pathlib import Path
+
+    from jupyter_pair_mcp.protocol.server import INSTRUCTIONS
+
+    ours = set(re.findall(r"^### `(\w+)`", (Path(__file__).parent.parent / "docs" / "tools.md").read_text(), re.M))
+    note = " ".join(INSTRUCTIONS.split()).split("other notebook tools mean these:")[1]
+    mapping = dict(re.findall(r"(\w+) is (\w+)", note))
+    assert {"insert_cell", "edit_cell", "delete_cell", "read_notebook"} <= set(mapping)
+    assert set(mapping.values()) <= ours
