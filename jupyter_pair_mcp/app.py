@@ -37,7 +37,7 @@ from jupyter_pair_mcp.services.execution import ExecutionService
 from jupyter_pair_mcp.services.forks import ForkService
 from jupyter_pair_mcp.services.grants import GrantStore
 from jupyter_pair_mcp.services.history import HistoryService
-from jupyter_pair_mcp.services.jupyterai import JupyterAIAccess, local_url
+from jupyter_pair_mcp.services.jupyterai import CHAT_STOPPED, JupyterAIAccess, local_url
 from jupyter_pair_mcp.services.presence import PresenceService
 from jupyter_pair_mcp.services.steering import Steering
 from jupyter_pair_mcp.services.stops import Stops
@@ -499,6 +499,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
         jupyter_ai = JupyterAI(self.serverapp)
         if self.jupyter_ai != "off" and jupyter_ai.present and not self.serverapp.sock:
             self.jupyter_ai_access = JupyterAIAccess(jupyter_ai)
+            self.jupyter_ai_access.cancelled = self._chat_turn_cancelled
         self._building: asyncio.Future[None] | None = None
         self._stopping: asyncio.Future[None] | None = None
         with contextlib.suppress(RuntimeError):
@@ -532,6 +533,10 @@ class JupyterPairMCP(Limits, ExtensionApp):
         """The grant of the Jupyter AI chat persona a request names (None: refused; docs/jupyter-ai.md)."""
         access = self.jupyter_ai_access
         return access.chat_grant(remote_ip, headers) if access is not None else None
+
+    def _chat_turn_cancelled(self, grant_id: str) -> None:
+        """The chat's stop ended a Jupyter AI agent's turn: its runs in the rooms end too."""
+        self.execution.interrupt(lambda actor: getattr(actor, "grant", "") == grant_id, None, CHAT_STOPPED)
 
     async def _end_chat_turn(self, actor: Any, path: str, person: Any) -> bool:
         """A stopped agent that is a Jupyter AI chat's persona: its turn in the chat ends too."""

@@ -5,7 +5,8 @@ It answers ``initialize`` (HTTP MCP servers supported), ``session/new`` and ``se
 servers it got), ``session/prompt`` and ``session/cancel``. A prompt's last line is its order:
 
 - ``insert <path> <text>``: insert a markdown cell with ``<text>`` through the server named "jupyter";
-- ``hold <path>``: insert cells one after another until the turn is cancelled or a call is refused.
+- ``hold <path>``: insert cells one after another until the turn is cancelled or a call is refused;
+- ``run <path>``: insert a code cell that runs for minutes (the call returns when the run ends).
 
 What it saw goes, one JSON object a line, to the file named by ``FAKE_ACP_LOG`` (never a credential: of a header
 only its name, and whether it is a bearer of the kind the server mints).
@@ -122,6 +123,12 @@ def prompt(request_id: Any, params: dict[str, Any]) -> None:
             )
             log(event="called", session=session, error=bool(result.get("isError")), text=text_of(result)[:300])
             update(session, "inserted" if not result.get("isError") else "refused: " + text_of(result)[:200])
+        elif order[0] == "run":  # a long cell: the call lasts as long as the run
+            mcp = MCP(server)
+            mcp.start()
+            cells = [{"content": "import time\ntime.sleep(300)", "cell_type": "code"}]
+            result = mcp.call("batch_insert_notebook_cells", path=order[1], cells=cells)
+            log(event="called", session=session, error=bool(result.get("isError")), text=text_of(result)[:600])
         elif order[0] == "hold":
             mcp = MCP(server)
             mcp.start()

@@ -201,3 +201,29 @@ async def test_our_stop_ends_the_agents_chat_turn_and_the_chat_says_so(ai_server
             )
         finally:
             await chat.close()
+
+
+async def test_the_chats_stop_ends_the_agents_run_in_the_notebook(ai_server: JupyterAIServer) -> None:
+    import httpx2
+    from pycrdt import Map
+
+    async with Collaborator(ai_server.url, "/", ai_server.token, "note.ipynb") as notebook:
+        chat = await chat_ready(ai_server, "talk.chat")
+        try:
+            send_chat_message(chat, "alice", "Alice", "run note.ipynb", FAKE_PERSONA)
+
+            def running() -> bool:
+                sources = notebook.sources()
+                at = next((i for i, s in enumerate(sources) if "time.sleep(300)" in s), None)
+                return at is not None and notebook.execution_state(at) == "running"
+
+            await notebook.wait_until(running, 60)
+            chat_id = chat.doc.get("metadata", type=Map).get("id")
+            async with httpx2.AsyncClient(headers=ai_server.headers, timeout=30) as client:
+                cancelled = await client.post(f"{ai_server.url}/api/ai/personas/cancel", params={"chat_id": chat_id})
+            assert cancelled.status_code == 200, cancelled.text
+            assert cancelled.json()["cancelled"] == [FAKE_PERSONA]
+            (called,) = await until(lambda: events(ai_server, "called"), "the agent's call ended with the run")
+        finally:
+            await chat.close()
+    assert called["error"] and "stopped this turn in the Jupyter AI chat" in called["text"], called

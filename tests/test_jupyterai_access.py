@@ -22,8 +22,13 @@ class Personas:
     def __init__(self, **live: ChatPersona) -> None:
         self.live = {(p.chat_id, p.persona_id): p for p in live.values()}
 
+        self.listeners: dict[tuple[str, str], Any] = {}
+
     def persona(self, chat_id: str, persona_id: str) -> ChatPersona | None:
         return self.live.get((chat_id, persona_id))
+
+    def on_cancel(self, chat_id: str, persona_id: str, listener: Any) -> None:
+        self.listeners[(chat_id, persona_id)] = listener
 
 
 ALICE = ChatPersona("chat-1", "jupyter-ai-personas::x::Claude", "Claude", "alice", "Alice")
@@ -174,3 +179,14 @@ def test_the_instructions_map_jupyter_ais_tool_names_to_ours() -> None:
     mapping = dict(re.findall(r"(\w+) is (\w+)", note))
     assert {"insert_cell", "edit_cell", "delete_cell", "read_notebook"} <= set(mapping)
     assert set(mapping.values()) <= ours
+
+
+def test_the_chats_stop_of_a_persona_names_that_chat_personas_grant_only() -> None:
+    personas = Personas(a=ALICE, b=BOB)
+    a = JupyterAIAccess(personas)  # type: ignore[arg-type]
+    told: list[str] = []
+    a.cancelled = told.append
+    alice, bob = a.chat_grant("127.0.0.1", headers(ALICE)), a.chat_grant("127.0.0.1", headers(BOB))
+    assert alice is not None and bob is not None
+    personas.listeners[(ALICE.chat_id, ALICE.persona_id)]()
+    assert told == [alice.id]

@@ -21,7 +21,7 @@ import hmac
 import ipaddress
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -34,6 +34,9 @@ TOKEN_PREFIX = f"{GRANT_TOKEN_PREFIX}ai_"
 
 #: Name of this endpoint among a Jupyter AI agent's MCP servers (agents prefix tool names with it).
 SERVER_NAME = "jupyter"
+
+#: Why a Jupyter AI agent's run ended when its turn was stopped in the chat (its call fails with this).
+CHAT_STOPPED = "A person stopped this turn in the Jupyter AI chat, and this run with it."
 
 #: People remembered per chat persona between turns (for an agent's call while it answers no message).
 MAX_REMEMBERED = 1024
@@ -71,6 +74,8 @@ class JupyterAIAccess:
         )
         self._last_person: dict[str, tuple[str, str]] = {}
         self._chats: dict[str, tuple[str, str]] = {}  # a chat grant's id -> (chat id, persona id)
+        #: Told a chat grant's id when its turn is cancelled in the chat (the app stops its runs).
+        self.cancelled: Callable[[str], None] | None = None
 
     def entry(self, url: str) -> dict[str, Any]:
         """The MCP server entry given to Jupyter AI's persona manager (ACP's HTTP server shape)."""
@@ -120,6 +125,8 @@ class JupyterAIAccess:
             person, person_name = self._last_person.get(key, ("", ""))
         suffix = hashlib.sha256(key.encode()).hexdigest()[:12]
         grant_id = f"{self.grant.id}-{suffix}"
+        if grant_id not in self._chats:
+            self.jupyter_ai.on_cancel(chat_id, persona_id, lambda: self._cancelled(grant_id))
         self._chats.pop(grant_id, None)
         self._chats[grant_id] = (chat_id, persona_id)
         while len(self._chats) > MAX_REMEMBERED:
@@ -133,6 +140,10 @@ class JupyterAIAccess:
             chat=chat_id,
             persona=persona_id,
         )
+
+    def _cancelled(self, grant_id: str) -> None:
+        if self.cancelled is not None:
+            self.cancelled(grant_id)
 
     async def end_turn(self, actor: Any, path: str, person: Any) -> bool:
         """A person stopped ``actor`` in ``path``: when it is a chat's persona, end its turn as the chat's stop

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,6 +113,26 @@ class JupyterAI:
         except Exception:  # their state is theirs: a shape we do not know is no persona, never a failed request
             log.debug("Jupyter AI persona lookup failed", exc_info=True)
             return None
+
+    def on_cancel(self, chat_id: str, persona_id: str, listener: Callable[[], None]) -> None:
+        """Call ``listener()`` whenever the persona's turn is cancelled (the chat's stop button, or :meth:`cancel`).
+
+        Jupyter AI tells no one but the agent (ACP ``session/cancel``); its stop calls the persona's
+        ``cancel_response``, which is wrapped here, once per persona object."""
+        _, persona = self._persona(chat_id, persona_id)
+        if persona is None or getattr(persona, "_pair_mcp_cancel", None) is not None:
+            return
+        original = persona.cancel_response
+
+        async def cancel_response() -> None:
+            try:
+                listener()
+            except Exception:
+                log.exception("a Jupyter AI cancel listener failed")
+            await original()
+
+        persona._pair_mcp_cancel = listener
+        persona.cancel_response = cancel_response
 
     async def cancel(self, chat_id: str, persona_id: str, note: str = "") -> bool:
         """End the persona's turn as the chat's stop button does (ACP ``session/cancel``); say ``note`` there."""
