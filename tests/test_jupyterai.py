@@ -227,3 +227,39 @@ async def test_the_chats_stop_ends_the_agents_run_in_the_notebook(ai_server: Jup
         finally:
             await chat.close()
     assert called["error"] and "stopped this turn in the Jupyter AI chat" in called["text"], called
+
+
+async def test_a_stop_of_one_chats_agent_leaves_the_same_persona_in_another_chat_working(
+    ai_server: JupyterAIServer,
+) -> None:
+    import httpx2
+
+    async with Collaborator(ai_server.url, "/", ai_server.token, "note.ipynb") as notebook:
+        first = await chat_ready(ai_server, "talk.chat")
+        second = await chat_ready(ai_server, "other.chat")
+        try:
+            send_chat_message(first, "alice", "Alice", "hold note.ipynb", FAKE_PERSONA)
+            send_chat_message(second, "bob", "Bob", "hold note.ipynb", FAKE_PERSONA)
+            await until(lambda: len({e["session"] for e in events(ai_server, "step")}) == 2, "both agents edit")
+            agents = await notebook.wait_awareness(
+                lambda: (
+                    len(a := {s["user"]["name"]: s for s in notebook.agents() if "Fakebot" in s["user"]["name"]}) == 2
+                    and a
+                ),
+                20,
+            )
+            alice = agents["Fakebot (Jupyter AI) · Alice (AI agent)"]["user"]["username"].removeprefix("mcp-agent-")
+            async with httpx2.AsyncClient(headers=ai_server.headers, timeout=30) as client:
+                stopped = await client.post(f"{ai_server.url}/api/mcp/agents/{alice}/stop", json={"path": "note.ipynb"})
+            assert stopped.status_code == 200, stopped.text
+            (ended,) = await until(lambda: events(ai_server, "turn_end"), "alice's agent's turn ended")
+
+            def bobs_steps() -> int:
+                return len([e for e in events(ai_server, "step") if e["session"] != ended["session"]])
+
+            steps = bobs_steps()
+            await until(lambda: bobs_steps() > steps, "bob's agent goes on editing")
+        finally:
+            await first.close()
+            await second.close()
+    assert not [e for e in events(ai_server, "refused") if e["session"] != ended["session"]]
