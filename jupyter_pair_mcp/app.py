@@ -339,6 +339,8 @@ class JupyterPairMCP(Limits, ExtensionApp):
     #: which Jupyter logs and then loads the extension anyway (``reraise_server_extension_failures`` is off by
     #: default): :meth:`initialize_settings` reads this and refuses to serve a configuration nobody asked for.
     _tool_groups_refused: str | None = None
+    #: Jupyter AI is there but too old to tell chats apart (3.1): its agents keep its own servers.
+    _jupyter_ai_too_old = False
 
     @validate("tool_groups")
     def _validate_groups(self, proposal: Any) -> list[str]:
@@ -497,7 +499,8 @@ class JupyterPairMCP(Limits, ExtensionApp):
             )
         self.jupyter_ai_access: JupyterAIAccess | None = None
         jupyter_ai = JupyterAI(self.serverapp)
-        if self.jupyter_ai != "off" and jupyter_ai.present and not self.serverapp.sock:
+        self._jupyter_ai_too_old = jupyter_ai.present and not jupyter_ai.identifies_chats
+        if self.jupyter_ai != "off" and jupyter_ai.present and not self._jupyter_ai_too_old and not self.serverapp.sock:
             self.jupyter_ai_access = JupyterAIAccess(jupyter_ai)
             self.jupyter_ai_access.cancelled = self._chat_turn_cancelled
         self._building: asyncio.Future[None] | None = None
@@ -548,6 +551,11 @@ class JupyterPairMCP(Limits, ExtensionApp):
         cannot load (it fails to import next to this package's mcp version)."""
         problem = toolkit_problem()
         access = self.jupyter_ai_access
+        if self._jupyter_ai_too_old and self.jupyter_ai != "off":
+            self.log.info(
+                "Jupyter AI: this version does not tell which chat an agent's call comes from, so its agents keep "
+                "its own MCP servers; jupyter-ai 3.2 or later gets them this endpoint (JupyterPairMCP.jupyter_ai)"
+            )
         if access is not None:
             assert self.serverapp is not None
             url, own = local_url(

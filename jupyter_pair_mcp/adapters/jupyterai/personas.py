@@ -14,6 +14,7 @@ Only this module touches those objects (duck-typed: the package is not a depende
 
 from __future__ import annotations
 
+import importlib
 import logging
 import re
 from collections.abc import Callable
@@ -59,6 +60,16 @@ class JupyterAI:
     @property
     def present(self) -> bool:
         return self._app() is not None
+
+    @property
+    def identifies_chats(self) -> bool:
+        """Whether this Jupyter AI tells which chat and persona an agent's call comes from (the identity headers
+        and ``processing_message`` came with jupyter-ai 3.2's persona manager 0.2; 3.1's has neither)."""
+        try:
+            base = importlib.import_module("jupyter_ai_persona_manager.base_persona").BasePersona
+        except Exception:
+            return False
+        return hasattr(base, "processing_message") and hasattr(base, "_inject_identity_headers")
 
     def register(self, entry: dict[str, Any], mode: str, *, toolkit_loads: bool) -> list[str]:
         """Put ``entry`` among the MCP servers of chats opened from now on; return the servers' names.
