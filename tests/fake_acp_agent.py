@@ -18,6 +18,7 @@ import json
 import os
 import sys
 import threading
+import urllib.error
 import urllib.request
 from typing import Any
 
@@ -116,6 +117,12 @@ def prompt(request_id: Any, params: dict[str, Any]) -> None:
         if server is None:
             update(session, "no jupyter MCP server")
         elif order[0] == "insert":
+            bare = MCP({**server, "headers": [h for h in server["headers"] if h["name"] == "Authorization"]})
+            try:  # the credential alone, naming no chat persona
+                bare.start()
+                log(event="bare", status=200)
+            except urllib.error.HTTPError as exc:
+                log(event="bare", status=exc.code, body=exc.read().decode(errors="replace")[:300])
             mcp = MCP(server)
             mcp.start()
             result = mcp.call(

@@ -143,6 +143,8 @@ async def test_a_chat_persona_gets_this_endpoint_by_the_setting_alone_and_edits_
     ]
     (called,) = events(ai_server, "called")
     assert not called["error"], called
+    (bare,) = events(ai_server, "bare")  # the credential without the chat's headers names no agent: refused
+    assert bare["status"] == 403 and "Jupyter AI" in bare["body"], bare
     assert events(ai_server, "prompt")[0]["guidance"]  # Jupyter AI's note naming insert_cell reached the agent
     log = ai_server.text()
     assert "error adding extension" not in log and "Traceback" not in log
