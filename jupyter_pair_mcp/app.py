@@ -301,7 +301,8 @@ class JupyterPairMCP(Limits, ExtensionApp):
     grants_path = Unicode(
         "",
         help="""Absolute path of the JSON file where grants and registered clients are kept (token hashes only,
-        mode 0600). Default: "" (pair_mcp_grants.json in the Jupyter data directory).""",
+        mode 0600). Default: "" (pair_mcp_grants.json in the Jupyter data directory; on a JupyterHub user's named
+        server, pair_mcp_grants-<server name>.json: a user's servers share that directory, never grants).""",
     ).tag(config=True)
 
     max_grants_per_person = Int(
@@ -397,7 +398,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
         )
         self.grants = (
             GrantStore(
-                self.grants_path or os.path.join(jupyter_data_dir(), "pair_mcp_grants.json"),
+                self.grants_path or os.path.join(jupyter_data_dir(), self._grants_file()),
                 max_per_person=max(1, self.max_grants_per_person),
                 access_ttl=float(max(60, self.grant_access_token_lifetime)),
             )
@@ -500,6 +501,13 @@ class JupyterPairMCP(Limits, ExtensionApp):
             self.handlers.extend(grant_handlers(grants, self.suggestions.single_user))
             if root:  # a non-root base_url: the well-known paths belong at the host's root (RFC 8414, RFC 9728)
                 self.serverapp.web_app.add_handlers(".*$", root)  # type: ignore[no-untyped-call]
+
+    @staticmethod
+    def _grants_file() -> str:
+        """The grants file's name in Jupyter's data directory: one per server of a hub's user (their servers
+        share it)."""
+        hub = hub_server()
+        return hub.grants_file if hub is not None else "pair_mcp_grants.json"
 
     def grant_of(self, token: str) -> Any:
         """The live grant a grant access token belongs to, or None (the /mcp handler's question)."""
