@@ -576,7 +576,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
             freeze_startup_heap(self.log)
         hub = hub_server()
         if hub is not None:  # the internal address and the server's own token are no use to a hub's user
-            self.log.info("%s", hub.startup_line(len(self.tool_names)))
+            self.log.info("%s", hub.startup_line(len(self.tool_names), grants=self.grants is not None))
         else:
             self.log.info(
                 "MCP endpoint: %s (%d tools) - connect an MCP client with the header "

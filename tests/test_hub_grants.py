@@ -180,34 +180,36 @@ async def test_only_the_servers_owner_approves_and_a_person_not_logged_in_goes_t
     there: the grant would outlive the share, and the hub could not take it back."""
     url = f"{hub.url}{SERVER}mcp"
     await hub.ashare("alice", "bob", ["access:servers", "custom:mcp:execute"])
-    answers: list[str] = []
 
     async def bob_tries(authorize_url: str) -> AuthorizationCodeResult:
-        async with logged_in(hub, None) as anonymous:
-            first = await anonymous.get(authorize_url)
-            page = await anonymous.get(first.headers["location"], follow_redirects=True)
-            assert str(page.url).startswith(f"{hub.url}/hub/login?next="), page.url  # the hub's login first
-        async with logged_in(hub, "bob") as browser:
-            page = await open_consent(browser, authorize_url)
-            assert page.status_code == 403, page.text
-            assert "only alice, whose server this is," in page.text and "custom:mcp:" in page.text, page.text
-            request = re.search(r"request=([^&]+)", first.headers["location"])
+        async with logged_in(hub, None) as browser:  # alice's browser, not logged in yet
+            first = await browser.get(authorize_url)
+            consent = first.headers["location"]
+            login = await browser.get(consent, follow_redirects=True)
+            assert str(login.url).startswith(f"{hub.url}/hub/login?next="), login.url  # the hub's login first
+            request = re.search(r"request=([^&]+)", consent)
             assert request is not None
-            xsrf = browser.cookies.get("_xsrf", path=SERVER) or ""
-            form = {"_xsrf": xsrf, "request": request[1], "level": "read", "where": "all", "expires": "86400"}
-            for decision in ("approve", "deny"):  # nor may he answer it for alice (a deny ends her request)
-                done = await browser.post(f"{SERVER}mcp/consent", data={**form, "decision": decision})
-                assert done.status_code == 403 and "only alice" in done.text, done.text
-        # alice still can.
-        async with logged_in(hub, "alice") as browser:
-            page = await open_consent(browser, authorize_url)
+
+            async with logged_in(hub, "bob") as other:
+                page = await open_consent(other, authorize_url)
+                assert page.status_code == 403, page.text
+                assert "only alice, whose server this is," in page.text and "custom:mcp:" in page.text, page.text
+                xsrf = other.cookies.get("_xsrf", path=SERVER) or ""
+                form = {"_xsrf": xsrf, "request": request[1], "level": "read", "where": "all", "expires": "86400"}
+                for decision in ("approve", "deny"):  # nor may he answer alice's request (a deny would end it)
+                    done = await other.post(f"{SERVER}mcp/consent", data={**form, "decision": decision})
+                    assert done.status_code == 403 and "only alice" in done.text, done.text
+
+            # alice logs in on the hub's page she was sent to, and is back on the consent page of her request.
+            credentials = {**_form_values(login.text, "_xsrf"), "username": ["alice"], "password": ["x"]}
+            page = await browser.post(str(login.url), data=credentials, follow_redirects=True)
+            assert str(page.url) == consent and page.status_code == 200, (page.url, page.text)
             done = await approve(browser, page, level="read")
-            answers.append(done.headers["location"])
+            assert done.status_code == 302, done.text
             return code_of(done.headers["location"])
 
     async with oauth_client(url, bob_tries, name="Bob's Agent") as (client, _):
         assert (await call_tool(client, "document_exists", path="nothing.txt"))["exists"] is False
-    assert answers
 
 
 async def test_the_owner_revokes_a_grant_through_the_hub(hub: Hub) -> None:

@@ -76,15 +76,18 @@ class HubServer:
     def token_page(self) -> str:
         return f"{self.public_hub_url}token" if self.public_hub_url else f"{self.base_url}hub/token"
 
-    def startup_line(self, tools: int) -> str:
+    def startup_line(self, tools: int, *, grants: bool = False) -> str:
         where = self.endpoint
         if not self.public_url:
             where += " on your JupyterHub's address (JupyterHub.public_url is not set, so the server cannot tell it)"
-        return (
+        line = (
             f"MCP endpoint: {where} ({tools} tools) - connect an MCP client with the header "
             f"'Authorization: Bearer <a JupyterHub API token>' (make one at {self.token_page} with the scope "
             f"'{self.scope}'; this server's own token changes on every start)"
         )
+        if grants:
+            line += f"; a client that supports MCP authorization needs no header: {self.user} approves it in a browser"
+        return line
 
     @property
     def unauthenticated(self) -> str:
