@@ -36,7 +36,7 @@ from jupyter_pair_mcp.groups import GROUPS
 from jupyter_pair_mcp.render import ImageLimits
 from jupyter_pair_mcp.request_state import STATE_GRANT, STATE_HANDLER, STATE_USER
 from jupyter_pair_mcp.revisions import Revisions
-from jupyter_pair_mcp.services.actors import Actors
+from jupyter_pair_mcp.services.actors import Actors, name_person
 from jupyter_pair_mcp.services.audit import error_kind
 from jupyter_pair_mcp.services.execution import ExecutionService
 
@@ -291,8 +291,7 @@ async def authorize_request(request: Any, action: str, resource: str) -> None:
         explain = getattr(handler.authorizer, "explain_refusal", None)  # HubScopesAuthorizer: the scope it lacks
         message = explain(user, action, resource) if callable(explain) else None
         raise PermissionDenied(
-            message
-            or f"user {getattr(user, 'username', '?')!r} is not authorized to {action} {resource} on this server"
+            message or f"{name_person(user)} (this credential's user) is not authorized to {action} {resource} here"
         )
 
 
