@@ -169,6 +169,12 @@ class JupyterProcess:
             self._process.wait(5)
             raise RuntimeError(f"jupyter did not stop within {timeout} s of SIGTERM") from None
 
+    def restart(self, timeout: float = 20.0) -> None:
+        """:meth:`stop`, then start again on the same directories, root, token and port (a service restarted)."""
+        self.stop(timeout)
+        self._log.close()
+        self.__enter__()
+
     def __exit__(self, *exc: Any) -> None:
         if self._process is not None and self._process.poll() is None:
             self._process.terminate()

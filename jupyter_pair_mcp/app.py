@@ -38,7 +38,7 @@ from jupyter_pair_mcp.services.grants import GrantStore
 from jupyter_pair_mcp.services.history import HistoryService
 from jupyter_pair_mcp.services.presence import PresenceService
 from jupyter_pair_mcp.services.steering import Steering
-from jupyter_pair_mcp.services.stops import Stops
+from jupyter_pair_mcp.services.stops import STOPS_FILE, Stops
 from jupyter_pair_mcp.services.suggestions import SuggestionService
 from jupyter_pair_mcp.transport.exitguard import install as install_exit_guard
 from jupyter_pair_mcp.transport.grants import handlers as grant_handlers
@@ -395,9 +395,10 @@ class JupyterPairMCP(Limits, ExtensionApp):
         self.rooms.disk.on_merge = lambda path, merged: self.activity.add(
             disk_merge(path, merged.conflicts, merged.dropped)
         )
+        grants_path = self.grants_path or os.path.join(jupyter_data_dir(), "pair_mcp_grants.json")
         self.grants = (
             GrantStore(
-                self.grants_path or os.path.join(jupyter_data_dir(), "pair_mcp_grants.json"),
+                grants_path,
                 max_per_person=max(1, self.max_grants_per_person),
                 access_ttl=float(max(60, self.grant_access_token_lifetime)),
             )
@@ -405,7 +406,15 @@ class JupyterPairMCP(Limits, ExtensionApp):
             else None
         )
         self._authorization_server: AuthorizationServer | None = None
-        self.stops = Stops(max_total=self.max_stopped_agents, log=self.activity, identity=contents.file_keys)
+        self.stops = Stops(
+            max_total=self.max_stopped_agents,
+            log=self.activity,
+            identity=contents.file_keys,
+            # A grant's agent's stops outlive a restart, as the grant does: kept next to the grants.
+            path=os.path.join(os.path.dirname(grants_path), STOPS_FILE) if self.grants is not None else None,
+        )
+        if self.grants is not None:
+            self.grants.on_revoke(lambda grant, _by: self.stops.forget_grant(grant.id))
         self.suggestions = SuggestionService(
             self.rooms,
             self.forks,
