@@ -92,11 +92,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--claude", default=shutil.which("claude") or "claude", help="Claude Code's CLI")
     parser.add_argument("--level", default="write", choices=["read", "write", "execute"])
+    parser.add_argument("--base-url", default="/", help="Jupyter's base_url (a proxy's or a hub's: /jupyter/)")
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="claude-home-"))
     try:
-        with JupyterProcess("--JupyterPairMCP.grants_only=True") as server:
-            url = f"{server.url}/mcp"
+        base = "/" + args.base_url.strip("/") + "/" if args.base_url.strip("/") else "/"
+        with JupyterProcess("--JupyterPairMCP.grants_only=True", f"--ServerApp.base_url={base}") as server:
+            url = f"{server.url}{base}mcp"
             browser = home / "browser"
             browser.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{BROWSER_SCRIPT}" "$@"\n')
             browser.chmod(0o755)
@@ -119,7 +121,7 @@ def main() -> int:
             print("\n".join("  " + line for line in (log.read_text() if log.exists() else "(none)\n").splitlines()))
             listed = run([claude, "mcp", "list"], env)
             request = urllib.request.Request(
-                f"{server.url}/api/mcp/grants", headers={"Authorization": f"Bearer {server.token}"}
+                f"{server.url}{base}api/mcp/grants", headers={"Authorization": f"Bearer {server.token}"}
             )
             with urllib.request.urlopen(request, timeout=10) as answer:
                 grants = json.load(answer)
