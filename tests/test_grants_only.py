@@ -119,3 +119,23 @@ class TestWithoutGrants:
         assert response.status_code == 404
         log = capfd.readouterr().err
         assert "MCP endpoint not served: grants_only needs enable_grants" in log
+
+
+class TestByDefault:
+    """Without ``grants_only`` the token still works, and the start line names it second, after the no-token way."""
+
+    @pytest.fixture
+    def mcp_config(self, tmp_path: Any) -> dict[str, Any]:
+        return {"grants_path": str(tmp_path / "grants" / "pair_mcp_grants.json")}
+
+    async def test_the_start_line_leads_with_the_no_token_flow(
+        self, extension: Any, jp_serverapp: Any, token: str, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        caplog.set_level(logging.INFO)
+        await extension._start_jupyter_server_extension(jp_serverapp)
+        (line,) = [r.getMessage() for r in caplog.records if r.getMessage().startswith("MCP endpoint:")]
+        assert 0 < line.index("with just this URL") < line.index("Authorization: Bearer") and token not in line
+
+    async def test_the_server_token_still_works(self, mcp_client: Any) -> None:
+        async with mcp_client() as client:
+            assert (await within(client.list_tools())).tools
