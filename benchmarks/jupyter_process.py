@@ -145,8 +145,10 @@ class JupyterProcess:
             try:
                 with urllib.request.urlopen(f"{self.url}/api/status?token={self.token}", timeout=1):
                     return
-            except urllib.error.HTTPError:
-                return  # it answers (a 404 there: a server with another base_url)
+            except urllib.error.HTTPError as answer:
+                if answer.code == 404:  # it serves, under another base_url (an extra argument)
+                    return
+                time.sleep(0.05)
             except OSError:
                 time.sleep(0.05)
         raise RuntimeError("jupyter did not start in time")
