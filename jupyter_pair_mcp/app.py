@@ -298,6 +298,16 @@ class JupyterPairMCP(Limits, ExtensionApp):
         expiry (docs/authorization.md). Its tokens reach only the MCP endpoint. Default: True.""",
     ).tag(config=True)
 
+    grants_only = Bool(
+        False,
+        help="""Make grants the only way in for agents: {base_url}mcp then refuses every credential that is not a
+        grant's token (the server's own token and a login cookie, each the person's full key to the server; a
+        JupyterHub token, a person's key too) with a 401 pointing at the endpoint's OAuth metadata, so a client
+        that supports MCP authorization starts the grant flow. People keep using their login in the browser
+        (JupyterLab, the consent page, api/mcp/*). Needs enable_grants. Default: False (the server's token also
+        works on the endpoint, as before grants).""",
+    ).tag(config=True)
+
     grants_path = Unicode(
         "",
         help="""Absolute path of the JSON file where grants and registered clients are kept (token hashes only,
@@ -325,6 +335,8 @@ class JupyterPairMCP(Limits, ExtensionApp):
     #: which Jupyter logs and then loads the extension anyway (``reraise_server_extension_failures`` is off by
     #: default): :meth:`initialize_settings` reads this and refuses to serve a configuration nobody asked for.
     _tool_groups_refused: str | None = None
+    #: grants_only was asked without grants (initialize_settings refused to serve, like a refused tool_groups).
+    _grants_refused = False
 
     @validate("tool_groups")
     def _validate_groups(self, proposal: Any) -> list[str]:
@@ -353,6 +365,11 @@ class JupyterPairMCP(Limits, ExtensionApp):
             # (on the server's log, next to Jupyter's own lines about this extension failing to link and load)
             self.serverapp.log.error("MCP endpoint not served: invalid %s", self._tool_groups_refused)
             raise TraitError(f"the MCP endpoint is not served: invalid {self._tool_groups_refused}")
+        if self.grants_only and not self.enable_grants:
+            # Nothing could get in: say so, rather than serve an endpoint that refuses everyone.
+            self._grants_refused = True
+            self.serverapp.log.error("MCP endpoint not served: grants_only needs enable_grants")
+            raise TraitError("the MCP endpoint is not served: grants_only needs enable_grants")
         self.principal_key: bytes = secrets.token_bytes(32)
         install_exit_guard()
         self.rate_limiter = RateLimiter(self.rate_limit, self.rate_limit_burst) if self.rate_limit > 0 else None
@@ -569,7 +586,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
         return self._built().mcp_server
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
-        if self._tool_groups_refused:
+        if self._tool_groups_refused or self._grants_refused:
             return  # not loaded (initialize_settings said why): nothing to start
         self.rooms.configure_ystore()  # every extension is loaded now; no room is open yet
         await self.endpoint()
@@ -580,10 +597,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
             self.log.info("%s", hub.startup_line(len(self.tool_names)))
         else:
             self.log.info(
-                "MCP endpoint: %s (%d tools) - connect an MCP client with the header "
-                "'Authorization: Bearer <your Jupyter token>' ('jupyter server list' shows the token)",
-                self.mcp_url,
-                len(self.tool_names),
+                "MCP endpoint: %s (%d tools) - %s", self.mcp_url, len(self.tool_names), self._how_to_connect()
             )
         if not labextension_found(Path(__file__).parent, jupyter_path("labextensions")):
             self.log.info(
@@ -591,6 +605,19 @@ class JupyterPairMCP(Limits, ExtensionApp):
                 "no agent indicator or activity panel (Node.js 20+ is needed to build it from a clone: "
                 "install Node, then 'pip install -e .' again)"
             )
+
+    def _how_to_connect(self) -> str:
+        """The start line's advice: the no-token flow first, where grants are on; the token only where it works."""
+        header = "the header 'Authorization: Bearer <your Jupyter token>' ('jupyter server list' shows the token)"
+        if self.grants is None:
+            return f"connect an MCP client with {header}"
+        no_token = (
+            "connect an MCP client with just this URL: it opens a browser on Jupyter, where you approve it "
+            "(docs/authorization.md)"
+        )
+        if self.grants_only:
+            return f"{no_token}; only grants are accepted here (grants_only), the server's token is not"
+        return f"{no_token}; a client without MCP authorization: {header}"
 
     async def stop_extension(self) -> None:
         """Stop once, however often the server is told to stop (a second Ctrl+C or signal runs the server's
@@ -611,7 +638,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
         are in the rooms already), and the rooms that had a save pending, or changed meanwhile, are
         written. Ending the sessions gets at most half the budget, so the writes always get the other.
         """
-        if self._tool_groups_refused:
+        if self._tool_groups_refused or self._grants_refused:
             return  # not loaded (initialize_settings said why): nothing to stop
         loop = asyncio.get_running_loop()
         started = loop.time()
