@@ -273,12 +273,12 @@ async def test_a_grant_for_another_servers_endpoint_is_refused(
 
 def test_each_of_a_users_servers_keeps_its_own_grants_file() -> None:
     files = {
-        name: hub.grants_file
-        for name in ("", "gpu", "a b", "a_b")
+        name: hub.own_file("pair_mcp_grants.json")
+        for name in ("", "gpu", "a b", "a_b", "../x")
         if (hub := hub_server({**HUB_ENV, "JUPYTERHUB_SERVER_NAME": name})) is not None
     }
     assert files[""] == "pair_mcp_grants.json" and files["gpu"] == "pair_mcp_grants-gpu.json"
-    assert len(set(files.values())) == 4 and all(os.sep not in f for f in files.values()), files
+    assert len(set(files.values())) == 5 and all(os.sep not in f for f in files.values()), files
 
 
 def test_the_browsers_scheme_is_the_first_of_the_proxies_chain() -> None:

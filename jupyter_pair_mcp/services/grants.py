@@ -54,14 +54,15 @@ MAX_PENDING = 256
 MAX_CLIENTS = 500
 
 
-def clean_name(name: str, limit: int = 64) -> str:
-    """A client's self-chosen name as people may see it: no control or bidi characters, at most ``limit``."""
+def clean_name(name: str, limit: int = 64, fallback: str = "MCP client") -> str:
+    """A self-chosen name as people may see it: no control or bidi characters, at most ``limit``; ``fallback``
+    when nothing is left."""
     kept = "".join(
         " " if ch in "\t\n\r" else ch
         for ch in name
         if ch in "\t\n\r" or (unicodedata.category(ch)[0] != "C" and ch not in _BIDI)
     )
-    return " ".join(kept.split())[:limit].strip() or "MCP client"
+    return " ".join(kept.split())[:limit].strip() or fallback
 
 
 def digest(token: str) -> str:

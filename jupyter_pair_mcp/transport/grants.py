@@ -14,7 +14,7 @@ from jupyter_server.base.handlers import APIHandler
 from tornado import web
 
 from jupyter_pair_mcp.errors import NotFound
-from jupyter_pair_mcp.services.actors import person_name
+from jupyter_pair_mcp.services.actors import OWNER, name_person
 from jupyter_pair_mcp.services.grants import Grant, GrantStore
 from jupyter_pair_mcp.transport.rest import _Handler, _needs_read
 
@@ -34,7 +34,7 @@ class GrantsHandler(_Handler):
     async def get(self) -> None:
         async def work() -> dict[str, Any]:
             grants = sorted((g for g in self.store.grants.values() if self.mine(g)), key=lambda g: -g.created)
-            return {"grants": [g.public() for g in grants]}
+            return {"grants": [{**g.public(), "granted_by": g.person_name or OWNER} for g in grants]}
 
         await self.answer(work)
 
@@ -49,8 +49,7 @@ class GrantHandler(GrantsHandler):
             grant = self.store.grants.get(grant_id)
             if grant is None or not self.mine(grant):
                 raise NotFound(f"no grant {grant_id!r} of yours")
-            by = person_name(self.current_user) or ("the server's owner" if self.single_user else "a person")
-            self.store.revoke(grant_id, by=by)
+            self.store.revoke(grant_id, by=name_person(self.current_user))
             return {"revoked": grant_id}
 
         await self.answer(work)

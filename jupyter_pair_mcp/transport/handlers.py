@@ -51,6 +51,7 @@ class MCPHost(Protocol):
 
     max_request_body_size: int
     principal_key: bytes
+    grants_only: bool
     rate_limiter: RateLimiter | None
 
     def endpoint(self) -> Awaitable[Runner]: ...
@@ -69,6 +70,12 @@ _needs_read = cast(Callable[[_Verb], _Verb], authorized("read"))
 UNAUTHENTICATED = (
     "missing or invalid credentials: send the Jupyter server's token as the header "
     "'Authorization: Bearer <token>' (jupyter server list shows it)"
+)
+
+#: The 401 body when only grants are accepted (``grants_only``): the WWW-Authenticate header says where to start.
+GRANTS_ONLY = (
+    "this server accepts only grants on its MCP endpoint, not the server's token nor a login: connect through "
+    "MCP authorization (the client opens a browser on Jupyter, where the person approves it)"
 )
 
 
@@ -190,6 +197,9 @@ class MCPHandler(ScrubbedLogs, APIHandler):
             self.log.warning("MCP: refused request from a disallowed Origin")
             raise web.HTTPError(403, "Origin not allowed")
         self._bearer_grant()
+        if self._grant is None and self.extension.grants_only:
+            # Before Jupyter looks: the person's token, cookie or hub token is their full key, not an agent's.
+            raise web.HTTPError(401, GRANTS_ONLY)
         try:
             await super().prepare()
         except web.HTTPError as exc:

@@ -55,17 +55,17 @@ class HubServer:
             f"'{self.scope}' and 'custom:mcp:<level>!server={self.user}/{self.server_name}' instead"
         )
 
-    @property
-    def grants_file(self) -> str:
-        """The grants file's name: a user's servers share a home (and Jupyter's data directory), never grants.
-
-        Two servers writing one file would each replace the other's grants; and a grant is for one server."""
+    def own_file(self, name: str) -> str:
+        """This server's name for a file it keeps (``pair_mcp_grants.json``): a user's servers share a home
+        (and Jupyter's data directory), never grants or stops. Two servers writing one file would each replace
+        the other's; and a grant is for one server. The default server keeps the plain name."""
         if not self.server_name:
-            return "pair_mcp_grants.json"
+            return name
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", self.server_name)[:64]
         if safe != self.server_name:  # "a b" and "a_b" are two servers
             safe += "-" + hashlib.sha256(self.server_name.encode()).hexdigest()[:8]
-        return f"pair_mcp_grants-{safe}.json"
+        stem, dot, ext = name.rpartition(".")
+        return f"{stem}-{safe}{dot}{ext}" if dot else f"{name}-{safe}"
 
     @property
     def endpoint(self) -> str:
