@@ -72,7 +72,9 @@ export function parseGrant(raw: unknown): IGrant | null {
   return {
     id,
     clientName: text(data.client_name) || 'MCP client',
-    person: text(data.person_name) || text(data.person),
+    // granted_by: the server's name for the person (newer servers); else their name, else their username.
+    person:
+      text(data.granted_by) || text(data.person_name) || text(data.person),
     level: text(data.level) || 'read',
     folders: folders.includes('') ? [] : folders,
     proposeOnly: data.propose_only === true,

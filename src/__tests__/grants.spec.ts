@@ -22,10 +22,12 @@ describe('parseGrants', () => {
         GRANT,
         { ...GRANT, id: 'ff', created: 300, folders: [''], person_name: '' },
         { ...GRANT, id: 'not hex' },
+        { ...GRANT, id: 'ee', created: 50, granted_by: "the server's owner" },
         'junk'
       ]
     });
-    expect(grants.map(g => g.id)).toEqual(['ff', 'a1b2']);
+    expect(grants.map(g => g.id)).toEqual(['ff', 'a1b2', 'ee']);
+    expect(grants[2].person).toBe("the server's owner");
     expect(grants[0].folders).toEqual([]); // the whole server
     expect(grants[0].person).toBe('0f0f');
     expect(grants[1]).toMatchObject({
