@@ -31,7 +31,7 @@ from jupyter_pair_mcp.transport.hub import browser_protocol, hub_server
 from .conftest import MCP_HEADERS, call_tool, rpc, within
 from .hubserver import MISSING, Hub, proxy_installed
 from .test_grants import REDIRECT, Storage, mcp_config  # noqa: F401 (a fixture: grants in the test's directory)
-from .test_hub import HUB_ENV, _form_values
+from .test_hub import HUB_ENV, _form_values, connect
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -232,6 +232,25 @@ async def test_the_owner_revokes_a_grant_through_the_hub(hub: Hub) -> None:
             grant_auth = {**MCP_HEADERS, "Authorization": f"Bearer {storage.tokens.access_token}"}
             after = await http.post("mcp", json=rpc("ping"), headers=grant_auth)
             assert after.status_code == 401, after.text
+
+
+async def test_a_headless_grant_is_minted_by_the_owner_only(hub: Hub) -> None:
+    """api/mcp/grants' mint (a token for CI) follows the consent page's rule: olga, who may do everything on
+    alice's server through a share, may not leave a token behind there."""
+    await hub.acreate_users("olga")
+    await hub.ashare("alice", "olga", ["access:servers", "custom:mcp:execute"])
+    scopes = ["access:servers!server=alice/", "custom:mcp:execute!server=alice/"]
+    body = {"level": "read", "name": "ci-bot", "expires": 86400}
+    async with httpx2.AsyncClient(base_url=f"{hub.url}{SERVER}", timeout=30) as http:
+        olga = {"Authorization": f"Bearer {await hub.atoken('olga', scopes)}"}
+        refused = await http.post("api/mcp/grants", json=body, headers=olga)
+        assert refused.status_code == 403 and "only alice" in refused.text, refused.text
+        alice = {"Authorization": f"Bearer {await hub.atoken('alice', scopes[:1])}"}
+        minted = await http.post("api/mcp/grants", json=body, headers=alice)
+        assert minted.status_code == 201, minted.text
+        assert minted.json()["url"] == f"{hub.url}{SERVER}mcp"
+    async with connect(f"{hub.url}{SERVER}mcp", minted.json()["token"]) as agent:
+        assert (await call_tool(agent, "document_exists", path="nothing.txt"))["exists"] is False
 
 
 async def test_a_grant_for_another_servers_endpoint_is_refused(

@@ -38,8 +38,8 @@ class HubServer:
         """Whether the hub's model of a request's user is the user this server runs for (not a service)."""
         return model.get("kind", "user") == "user" and model.get("name") == self.user
 
-    def consent_refusal(self, user: Any) -> str | None:
-        """Why this person may not answer an MCP client's request on this server; None: the owner may.
+    def grant_refusal(self, user: Any) -> str | None:
+        """Why this person may not grant an agent this server (approve a client, mint a token); None: the owner.
 
         Only the owner: a grant is kept by this server and outlives whatever the hub let its approver do
         (a share revoked, a role or group left), which the hub cannot take back. Anyone else gets a

@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 EXPIRIES = (("30 days", 30 * 86400), ("7 days", 7 * 86400), ("1 day", 86400), ("8 hours", 8 * 3600))
 
 #: What each level needs of the approving person, asked of Jupyter's authorizer.
-_LEVEL_NEEDS = {"read": ("read", "contents"), "write": ("write", "contents"), "execute": ("execute", "kernels")}
+LEVEL_NEEDS = {"read": ("read", "contents"), "write": ("write", "contents"), "execute": ("execute", "kernels")}
 
 
 class OAuthHost(Protocol):
@@ -180,7 +180,7 @@ class ConsentHandler(ScrubbedLogs, JupyterHandler):
     def _refuse_others(self) -> None:
         """On a JupyterHub single-user server only its owner answers (docs/jupyterhub.md says why)."""
         hub = hub_server()
-        refusal = hub.consent_refusal(self.current_user) if hub is not None else None
+        refusal = hub.grant_refusal(self.current_user) if hub is not None else None
         if refusal:
             raise web.HTTPError(403, refusal)
 
@@ -211,7 +211,7 @@ class ConsentHandler(ScrubbedLogs, JupyterHandler):
         level = self.get_argument("level", "")
         if level not in LEVELS:
             raise web.HTTPError(400, f"level must be one of {', '.join(LEVELS)}")
-        action, resource = _LEVEL_NEEDS[level]
+        action, resource = LEVEL_NEEDS[level]
         if not await ensure_async(self.authorizer.is_authorized(self, self.current_user, action, resource)):
             raise web.HTTPError(403, f"you may not {action} {resource} on this server, so you cannot grant it")
         folders = [""]
