@@ -311,7 +311,9 @@ class JupyterPairMCP(Limits, ExtensionApp):
     grants_path = Unicode(
         "",
         help="""Absolute path of the JSON file where grants and registered clients are kept (token hashes only,
-        mode 0600). Default: "" (pair_mcp_grants.json in the Jupyter data directory).""",
+        mode 0600). Default: "" (pair_mcp_grants.json in the Jupyter data directory; on a JupyterHub user's named
+        server, pair_mcp_grants-<server name>.json: a user's servers share that directory, never grants; stops of
+        grants' agents are kept beside it, as pair_mcp_stops.json or pair_mcp_stops-<server name>.json).""",
     ).tag(config=True)
 
     max_grants_per_person = Int(
@@ -412,7 +414,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
         self.rooms.disk.on_merge = lambda path, merged: self.activity.add(
             disk_merge(path, merged.conflicts, merged.dropped)
         )
-        grants_path = self.grants_path or os.path.join(jupyter_data_dir(), "pair_mcp_grants.json")
+        grants_path = self.grants_path or os.path.join(jupyter_data_dir(), self._own_file("pair_mcp_grants.json"))
         self.grants = (
             GrantStore(
                 grants_path,
@@ -423,12 +425,13 @@ class JupyterPairMCP(Limits, ExtensionApp):
             else None
         )
         self._authorization_server: AuthorizationServer | None = None
+        stops_path = os.path.join(os.path.dirname(grants_path), self._own_file(STOPS_FILE))
         self.stops = Stops(
             max_total=self.max_stopped_agents,
             log=self.activity,
             identity=contents.file_keys,
             # A grant's agent's stops outlive a restart, as the grant does: kept next to the grants.
-            path=os.path.join(os.path.dirname(grants_path), STOPS_FILE) if self.grants is not None else None,
+            path=stops_path if self.grants is not None else None,
         )
         if self.grants is not None:
             self.grants.on_revoke(lambda grant, _by: self.stops.forget_grant(grant.id))
@@ -527,6 +530,13 @@ class JupyterPairMCP(Limits, ExtensionApp):
             if root:  # a non-root base_url: the well-known paths belong at the host's root (RFC 8414, RFC 9728)
                 self.serverapp.web_app.add_handlers(".*$", root)  # type: ignore[no-untyped-call]
 
+    @staticmethod
+    def _own_file(name: str) -> str:
+        """A file of this server's in Jupyter's data directory (grants, stops): one per server of a hub's user,
+        whose servers share that directory."""
+        hub = hub_server()
+        return hub.own_file(name) if hub is not None else name
+
     def grant_of(self, token: str) -> Any:
         """The live grant a grant access token belongs to, or None (the /mcp handler's question)."""
         return self.grants.by_access(token) if self.grants is not None else None
@@ -594,7 +604,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
             freeze_startup_heap(self.log)
         hub = hub_server()
         if hub is not None:  # the internal address and the server's own token are no use to a hub's user
-            self.log.info("%s", hub.startup_line(len(self.tool_names)))
+            self.log.info("%s", hub.startup_line(len(self.tool_names), grants=self.grants is not None))
         else:
             self.log.info(
                 "MCP endpoint: %s (%d tools) - %s", self.mcp_url, len(self.tool_names), self._how_to_connect()

@@ -24,6 +24,7 @@ from tornado import web
 from jupyter_pair_mcp.errors import InvalidArgument, NotFound, PermissionDenied
 from jupyter_pair_mcp.services.actors import OWNER, name_person, person_name
 from jupyter_pair_mcp.services.grants import LEVELS, Grant, GrantStore, normalize_folder
+from jupyter_pair_mcp.transport.hub import hub_server
 from jupyter_pair_mcp.transport.oauth import LEVEL_NEEDS, normalized_base, origin
 from jupyter_pair_mcp.transport.rest import _Handler, _needs_read
 
@@ -79,6 +80,10 @@ class GrantsHandler(_Handler):
     @_needs_read
     async def post(self) -> None:
         async def work() -> dict[str, Any]:
+            hub = hub_server()
+            refusal = hub.grant_refusal(self.current_user) if hub is not None else None
+            if refusal:  # on a hub, as on the consent page: the owner alone (docs/jupyterhub.md says why)
+                raise PermissionDenied(refusal)
             values = self.body()
             level = values.get("level", "read")
             if level not in LEVELS:
