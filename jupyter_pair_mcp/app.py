@@ -40,7 +40,7 @@ from jupyter_pair_mcp.services.history import HistoryService
 from jupyter_pair_mcp.services.jupyterai import CHAT_STOPPED, JupyterAIAccess, local_url
 from jupyter_pair_mcp.services.presence import PresenceService
 from jupyter_pair_mcp.services.steering import Steering
-from jupyter_pair_mcp.services.stops import Stops
+from jupyter_pair_mcp.services.stops import STOPS_FILE, Stops
 from jupyter_pair_mcp.services.suggestions import SuggestionService
 from jupyter_pair_mcp.transport.exitguard import install as install_exit_guard
 from jupyter_pair_mcp.transport.grants import handlers as grant_handlers
@@ -300,10 +300,22 @@ class JupyterPairMCP(Limits, ExtensionApp):
         expiry (docs/authorization.md). Its tokens reach only the MCP endpoint. Default: True.""",
     ).tag(config=True)
 
+    grants_only = Bool(
+        False,
+        help="""Make grants the only way in for agents: {base_url}mcp then refuses every credential that is not a
+        grant's token (the server's own token and a login cookie, each the person's full key to the server; a
+        JupyterHub token, a person's key too) with a 401 pointing at the endpoint's OAuth metadata, so a client
+        that supports MCP authorization starts the grant flow. People keep using their login in the browser
+        (JupyterLab, the consent page, api/mcp/*). Needs enable_grants. Default: False (the server's token also
+        works on the endpoint, as before grants).""",
+    ).tag(config=True)
+
     grants_path = Unicode(
         "",
         help="""Absolute path of the JSON file where grants and registered clients are kept (token hashes only,
-        mode 0600). Default: "" (pair_mcp_grants.json in the Jupyter data directory).""",
+        mode 0600). Default: "" (pair_mcp_grants.json in the Jupyter data directory; on a JupyterHub user's named
+        server, pair_mcp_grants-<server name>.json: a user's servers share that directory, never grants; stops of
+        grants' agents are kept beside it, as pair_mcp_stops.json or pair_mcp_stops-<server name>.json).""",
     ).tag(config=True)
 
     max_grants_per_person = Int(
@@ -339,6 +351,8 @@ class JupyterPairMCP(Limits, ExtensionApp):
     #: which Jupyter logs and then loads the extension anyway (``reraise_server_extension_failures`` is off by
     #: default): :meth:`initialize_settings` reads this and refuses to serve a configuration nobody asked for.
     _tool_groups_refused: str | None = None
+    #: grants_only was asked without grants (initialize_settings refused to serve, like a refused tool_groups).
+    _grants_refused = False
     #: Jupyter AI is there but too old to tell chats apart (3.1): its agents keep its own servers.
     _jupyter_ai_too_old = False
 
@@ -369,6 +383,11 @@ class JupyterPairMCP(Limits, ExtensionApp):
             # (on the server's log, next to Jupyter's own lines about this extension failing to link and load)
             self.serverapp.log.error("MCP endpoint not served: invalid %s", self._tool_groups_refused)
             raise TraitError(f"the MCP endpoint is not served: invalid {self._tool_groups_refused}")
+        if self.grants_only and not self.enable_grants:
+            # Nothing could get in: say so, rather than serve an endpoint that refuses everyone.
+            self._grants_refused = True
+            self.serverapp.log.error("MCP endpoint not served: grants_only needs enable_grants")
+            raise TraitError("the MCP endpoint is not served: grants_only needs enable_grants")
         self.principal_key: bytes = secrets.token_bytes(32)
         install_exit_guard()
         self.rate_limiter = RateLimiter(self.rate_limit, self.rate_limit_burst) if self.rate_limit > 0 else None
@@ -411,9 +430,10 @@ class JupyterPairMCP(Limits, ExtensionApp):
         self.rooms.disk.on_merge = lambda path, merged: self.activity.add(
             disk_merge(path, merged.conflicts, merged.dropped)
         )
+        grants_path = self.grants_path or os.path.join(jupyter_data_dir(), self._own_file("pair_mcp_grants.json"))
         self.grants = (
             GrantStore(
-                self.grants_path or os.path.join(jupyter_data_dir(), "pair_mcp_grants.json"),
+                grants_path,
                 max_per_person=max(1, self.max_grants_per_person),
                 access_ttl=float(max(60, self.grant_access_token_lifetime)),
             )
@@ -421,7 +441,16 @@ class JupyterPairMCP(Limits, ExtensionApp):
             else None
         )
         self._authorization_server: AuthorizationServer | None = None
-        self.stops = Stops(max_total=self.max_stopped_agents, log=self.activity, identity=contents.file_keys)
+        stops_path = os.path.join(os.path.dirname(grants_path), self._own_file(STOPS_FILE))
+        self.stops = Stops(
+            max_total=self.max_stopped_agents,
+            log=self.activity,
+            identity=contents.file_keys,
+            # A grant's agent's stops outlive a restart, as the grant does: kept next to the grants.
+            path=stops_path if self.grants is not None else None,
+        )
+        if self.grants is not None:
+            self.grants.on_revoke(lambda grant, _by: self.stops.forget_grant(grant.id))
         self.suggestions = SuggestionService(
             self.rooms,
             self.forks,
@@ -523,6 +552,13 @@ class JupyterPairMCP(Limits, ExtensionApp):
             self.handlers.extend(grant_handlers(grants, self.suggestions.single_user))
             if root:  # a non-root base_url: the well-known paths belong at the host's root (RFC 8414, RFC 9728)
                 self.serverapp.web_app.add_handlers(".*$", root)  # type: ignore[no-untyped-call]
+
+    @staticmethod
+    def _own_file(name: str) -> str:
+        """A file of this server's in Jupyter's data directory (grants, stops): one per server of a hub's user,
+        whose servers share that directory."""
+        hub = hub_server()
+        return hub.own_file(name) if hub is not None else name
 
     def grant_of(self, token: str) -> Any:
         """The live grant a grant access token belongs to, or None (the /mcp handler's question)."""
@@ -636,7 +672,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
         return self._built().mcp_server
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
-        if self._tool_groups_refused:
+        if self._tool_groups_refused or self._grants_refused:
             return  # not loaded (initialize_settings said why): nothing to start
         self.rooms.configure_ystore()  # every extension is loaded now; no room is open yet
         self._register_jupyter_ai()  # before the first await: no chat may open without it
@@ -645,13 +681,10 @@ class JupyterPairMCP(Limits, ExtensionApp):
             freeze_startup_heap(self.log)
         hub = hub_server()
         if hub is not None:  # the internal address and the server's own token are no use to a hub's user
-            self.log.info("%s", hub.startup_line(len(self.tool_names)))
+            self.log.info("%s", hub.startup_line(len(self.tool_names), grants=self.grants is not None))
         else:
             self.log.info(
-                "MCP endpoint: %s (%d tools) - connect an MCP client with the header "
-                "'Authorization: Bearer <your Jupyter token>' ('jupyter server list' shows the token)",
-                self.mcp_url,
-                len(self.tool_names),
+                "MCP endpoint: %s (%d tools) - %s", self.mcp_url, len(self.tool_names), self._how_to_connect()
             )
         if not labextension_found(Path(__file__).parent, jupyter_path("labextensions")):
             self.log.info(
@@ -659,6 +692,19 @@ class JupyterPairMCP(Limits, ExtensionApp):
                 "no agent indicator or activity panel (Node.js 20+ is needed to build it from a clone: "
                 "install Node, then 'pip install -e .' again)"
             )
+
+    def _how_to_connect(self) -> str:
+        """The start line's advice: the no-token flow first, where grants are on; the token only where it works."""
+        header = "the header 'Authorization: Bearer <your Jupyter token>' ('jupyter server list' shows the token)"
+        if self.grants is None:
+            return f"connect an MCP client with {header}"
+        no_token = (
+            "connect an MCP client with just this URL: it opens a browser on Jupyter, where you approve it "
+            "(docs/authorization.md)"
+        )
+        if self.grants_only:
+            return f"{no_token}; only grants are accepted here (grants_only), the server's token is not"
+        return f"{no_token}; a client without MCP authorization: {header}"
 
     async def stop_extension(self) -> None:
         """Stop once, however often the server is told to stop (a second Ctrl+C or signal runs the server's
@@ -679,7 +725,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
         are in the rooms already), and the rooms that had a save pending, or changed meanwhile, are
         written. Ending the sessions gets at most half the budget, so the writes always get the other.
         """
-        if self._tool_groups_refused:
+        if self._tool_groups_refused or self._grants_refused:
             return  # not loaded (initialize_settings said why): nothing to stop
         loop = asyncio.get_running_loop()
         started = loop.time()

@@ -22,6 +22,12 @@ const POLL_INTERVAL = 5000;
 /** Milliseconds between an awareness change and the refresh it triggers. */
 const CHANGE_DELAY = 700;
 
+/** Another part of the panel, with its own data. */
+export interface ISection {
+  readonly node: HTMLElement;
+  refresh(): Promise<void>;
+}
+
 /** The panel (one for the application; it shows the current document's activity). */
 export class ActivityPanel extends Widget {
   constructor() {
@@ -41,8 +47,18 @@ export class ActivityPanel extends Widget {
     this._poll = setInterval(() => {
       if (this.isVisible) {
         void this.refresh();
+        this._sections.forEach(section => void section.refresh());
       }
     }, POLL_INTERVAL);
+  }
+
+  /** A section below the timeline (the grants), refreshed with it while the panel is shown. */
+  addSection(section: ISection): void {
+    this._sections.push(section);
+    this.node.appendChild(section.node);
+    if (this.isVisible) {
+      void section.refresh();
+    }
   }
 
   /** Show the activity of another document (null: none). */
@@ -115,6 +131,7 @@ export class ActivityPanel extends Widget {
   protected onAfterShow(): void {
     this.onShow?.();
     void this.refresh();
+    this._sections.forEach(section => void section.refresh());
   }
 
   private _onChange(): void {
@@ -277,6 +294,7 @@ export class ActivityPanel extends Widget {
   }
 
   private _presence: DocumentPresence | null = null;
+  private _sections: ISection[] = [];
   private _entries: IActivityEntry[] = [];
   private _latest: number | null = null;
   private _loading = false;

@@ -5,6 +5,13 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
+import {
+  IGrant,
+  IMinted,
+  IMintRequest,
+  parseGrants,
+  parseMinted
+} from './grantsmodel';
 import { IActivity, IAgents, parseActivity, parseAgents } from './rest';
 import {
   ISuggestion,
@@ -131,4 +138,25 @@ export function setReview(enabled: boolean): Promise<unknown> {
     method: 'PUT',
     body: JSON.stringify({ enabled })
   });
+}
+
+/** This person's grants (api/mcp/grants; a 404 without a message: a server without grants). */
+export async function fetchGrants(): Promise<IGrant[]> {
+  return parseGrants(await request('grants'));
+}
+
+/** Revoke a grant: its tokens stop working, its sessions and runs end. */
+export function revokeGrant(id: string): Promise<unknown> {
+  return request(`grants/${encodeURIComponent(id)}`, { method: 'DELETE' });
+}
+
+/** Mint a headless grant: its token comes back this once. */
+export async function mintGrant(choice: IMintRequest): Promise<IMinted> {
+  const minted = parseMinted(
+    await post('grants', choice as unknown as Record<string, unknown>)
+  );
+  if (!minted) {
+    throw new ApiError('the server answered without a token', 0, false);
+  }
+  return minted;
 }

@@ -13,12 +13,14 @@ import { DocumentRegistry, IDocumentWidget } from '@jupyterlab/docregistry';
 import { IEditorTracker } from '@jupyterlab/fileeditor';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import { DisposableDelegate, IDisposable } from '@lumino/disposable';
 import { MessageLoop } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
 import { ActivityPanel } from './activity';
 import { DocumentPresence } from './document';
+import { GrantsView } from './grants';
 import { DocumentReview } from './review';
 import { followReviewSetting, PLUGIN_ID } from './settings';
 
@@ -56,12 +58,13 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description:
     'Shows the people and AI agents in a document, where the agents work, and what they did.',
   autoStart: true,
-  optional: [INotebookTracker, IEditorTracker, ISettingRegistry],
+  optional: [INotebookTracker, IEditorTracker, ISettingRegistry, ITranslator],
   activate: (
     app: JupyterFrontEnd,
     notebooks: INotebookTracker | null,
     editors: IEditorTracker | null,
-    settings: ISettingRegistry | null
+    settings: ISettingRegistry | null,
+    translator: ITranslator | null
   ) => {
     if (settings) {
       void followReviewSetting(settings);
@@ -69,6 +72,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
     const presences = new WeakMap<object, DocumentPresence>();
     const open = new Set<DocumentPresence>();
     const panel = new ActivityPanel();
+    // The person's grants: which agents hold a key of theirs, to revoke; a token for a headless agent.
+    panel.addSection(
+      new GrantsView((translator ?? nullTranslator).load('jupyter_pair_mcp'))
+    );
     let added = false;
     const openActivity = (presence?: DocumentPresence) => {
       if (presence) {

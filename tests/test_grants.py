@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import re
@@ -89,41 +90,50 @@ async def consent_in_browser(
     return AuthorizationCodeResult(code=query.get("code", [""])[0], state=query.get("state", [None])[0])
 
 
+@contextlib.asynccontextmanager
+async def oauth_connect(
+    mcp_url: str,
+    token: str,
+    *,
+    level: str = "read",
+    folders: str = "",
+    name: str = "Test Agent",
+    mode: str = "legacy",
+    propose: bool = False,
+) -> AsyncIterator[tuple[Client, Storage]]:
+    """An SDK client whose only credential is what it gets through MCP authorization (the person consents with
+    the server's ``token`` as their Jupyter login)."""
+    storage = Storage()
+    result: asyncio.Future[AuthorizationCodeResult] = asyncio.get_running_loop().create_future()
+
+    async def redirect_handler(url: str) -> None:
+        result.set_result(await consent_in_browser(url, token, level=level, folders=folders, propose=propose))
+
+    async def callback_handler() -> AuthorizationCodeResult:
+        return await result
+
+    provider = OAuthClientProvider(
+        server_url=mcp_url,
+        client_metadata=OAuthClientMetadata(
+            client_name=name,
+            redirect_uris=[REDIRECT],  # type: ignore[list-item]
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+        ),
+        storage=storage,
+        redirect_handler=redirect_handler,
+        callback_handler=callback_handler,
+    )
+    async with httpx2.AsyncClient(auth=provider, timeout=30, verify=TLS) as http_client:
+        transport = streamable_http_client(mcp_url, http_client=http_client)
+        async with Client(transport, mode=mode) as client:  # type: ignore[arg-type]
+            yield client, storage
+
+
 @pytest.fixture
 def oauth_client(mcp_url: str, token: str) -> Callable[..., contextlib.AbstractAsyncContextManager[Any]]:
-    """Factory: an SDK client whose only credential is what it gets through MCP authorization."""
-
-    @contextlib.asynccontextmanager
-    async def connect(
-        *, level: str = "read", folders: str = "", name: str = "Test Agent", mode: str = "legacy", propose: bool = False
-    ) -> AsyncIterator[tuple[Client, Storage]]:
-        storage = Storage()
-        result: asyncio.Future[AuthorizationCodeResult] = asyncio.get_running_loop().create_future()
-
-        async def redirect_handler(url: str) -> None:
-            result.set_result(await consent_in_browser(url, token, level=level, folders=folders, propose=propose))
-
-        async def callback_handler() -> AuthorizationCodeResult:
-            return await result
-
-        provider = OAuthClientProvider(
-            server_url=mcp_url,
-            client_metadata=OAuthClientMetadata(
-                client_name=name,
-                redirect_uris=[REDIRECT],  # type: ignore[list-item]
-                grant_types=["authorization_code", "refresh_token"],
-                response_types=["code"],
-            ),
-            storage=storage,
-            redirect_handler=redirect_handler,
-            callback_handler=callback_handler,
-        )
-        async with httpx2.AsyncClient(auth=provider, timeout=30, verify=TLS) as http_client:
-            transport = streamable_http_client(mcp_url, http_client=http_client)
-            async with Client(transport, mode=mode) as client:  # type: ignore[arg-type]
-                yield client, storage
-
-    return connect
+    """Factory: :func:`oauth_connect` to the test's server."""
+    return functools.partial(oauth_connect, mcp_url, token)
 
 
 async def test_no_token_flow_discovery_registration_consent_tools(

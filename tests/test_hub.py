@@ -171,6 +171,7 @@ def test_the_startup_line_gives_the_public_url_and_the_hub_token_to_use(hub: Hub
     assert f"MCP endpoint: {hub.url}/user/alice/mcp (" in line, line
     assert f"make one at {hub.url}/hub/token with the scope 'access:servers!server=alice/'" in line, line
     assert "jupyter server list" not in line and "127.0.0.1:" not in line.replace(hub.url, ""), line
+    assert line.endswith("a client that supports MCP authorization needs no header: alice approves it in a browser")
 
 
 HUB_ENV = {

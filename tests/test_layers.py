@@ -93,7 +93,7 @@ BASE = {"errors", "notices", "revisions", "request_state", "render", "richtext",
 
 def layer(module: str) -> str:
     parts = module.split(".")[1:]
-    if not parts or parts[0] == "app":
+    if not parts or parts[0] in ("app", "cli"):  # cli.py: the command line, beside the extension app
         return "app"
     if parts[0] in BASE or parts[0] == "models":
         return "base"
@@ -106,7 +106,7 @@ def test_every_module_has_a_layer() -> None:
 
 
 def test_the_package_root_keeps_about_a_dozen_modules() -> None:
-    assert len(list(PACKAGE.glob("*.py"))) <= 12
+    assert len(list(PACKAGE.glob("*.py"))) <= 13
 
 
 def test_imports_point_down_the_layers() -> None:

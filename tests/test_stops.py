@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from jupyter_pair_mcp.errors import AgentStopped, Unavailable
@@ -101,3 +107,26 @@ def test_the_store_is_bounded_per_document_and_in_all() -> None:
         stops.add(actor("k4", principal="p4"), "c", "alice")
     stops.remove("k1", "a")
     stops.add(actor("k4", principal="p4"), "c", "alice")
+
+
+def test_stops_of_grants_agents_are_kept_in_a_private_file_and_read_back(tmp_path: Any) -> None:
+    """A grant's agent's stop is written (0600) and read back by the next server; a stop of an agent on the
+    server's token is not (its client name holds no one after a restart); bounded; a revoked grant's go."""
+    path = str(tmp_path / "data" / "pair_mcp_stops.json")
+    stops = Stops(path=path, max_total=2)
+    granted = Actor(key="g1", name="G", client="G", session_id=None, username="u", principal="p", grant="id1")
+    stops.add(granted, "a.ipynb", "the server's owner")
+    stops.add(actor("k1"), "a.ipynb", "the server's owner")
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    again = Stops(path=path)
+    with pytest.raises(AgentStopped, match="the server's owner"):  # by its key alone: a new principal key
+        again.check(Actor(key="g1", name="G", client="renamed", session_id=None, username="u"), "a.ipynb")
+    again.check(actor("k1"), "a.ipynb")  # the token's agent's stop ended with the server
+    assert [s.grant for s in again.in_document("a.ipynb")] == ["id1"]
+    again.forget_grant("id1")  # revoked
+    assert not again and not Stops(path=path)
+    Path(path).write_text("{not json")
+    assert not Stops(path=path)  # an unreadable file: no stops, and it is replaced on the next change
+    many = [s.kept() | {"key": f"g{n}", "grant": f"id{n}"} for n in range(5) for s in [stops.of(granted, "a.ipynb")]]
+    Path(path).write_text(json.dumps({"stops": many}))
+    assert len(Stops(path=path, max_total=3).in_document("a.ipynb")) == 3  # bounded when read back too

@@ -32,11 +32,12 @@ from mcp_types import (
 )
 from pydantic import BaseModel, Field
 
+from jupyter_pair_mcp.adapters.contents.adapter import matcher
 from jupyter_pair_mcp.errors import InvalidArgument, PairMCPError
-from jupyter_pair_mcp.protocol.subscriptions import ListenStream, SubscriptionManager
+from jupyter_pair_mcp.protocol.subscriptions import ListenStream, SubscriptionManager, parse_uri
 from jupyter_pair_mcp.protocol.tasks import principal_of, task_view
 from jupyter_pair_mcp.services.tasks import TaskStore
-from jupyter_pair_mcp.tools.registry import READ, authorize_request
+from jupyter_pair_mcp.tools.registry import READ, authorize_request, check_folder
 
 
 class TaskFilter(SubscriptionFilter):
@@ -67,6 +68,7 @@ def register_subscriptions(server: MCPServer, manager: SubscriptionManager, task
     async def subscribe(ctx: Any, params: SubscribeRequestParams) -> EmptyResult:
         try:
             await authorize_request(ctx.request, *READ)
+            within_folders(ctx.request, str(params.uri))
             # The session's connection: where later notifications go, and whose end releases them.
             await manager.subscribe(ctx.session, ctx.session._connection, str(params.uri))
         except PairMCPError as exc:
@@ -115,7 +117,9 @@ def listen_handler(manager: SubscriptionManager, tasks: TaskStore | None = None)
             await authorize_request(ctx.request, *READ)
             watched = _watch_tasks(tasks, stream, wanted.task_ids or [], manager.per_session, unwatch)
             uris = await manager.listen(
-                stream, wanted.resource_subscriptions or [], list_changed=bool(wanted.resources_list_changed)
+                stream,
+                [u for u in wanted.resource_subscriptions or [] if _within(ctx.request, u)],
+                list_changed=bool(wanted.resources_list_changed),
             )
         except PairMCPError as exc:
             for stop in unwatch:
@@ -146,6 +150,24 @@ def listen_handler(manager: SubscriptionManager, tasks: TaskStore | None = None)
         return SubscriptionsListenResult(_meta=meta)
 
     return listen
+
+
+def within_folders(request: Any, uri: str) -> None:
+    """Refuse a subscription to a resource outside the folders of the caller's grant (as its reads are): a
+    listing by the folder its walk starts in; a URI that names no resource is left to the manager to refuse."""
+    ref = parse_uri(uri)
+    if ref is not None:
+        check_folder(request, matcher(ref.prefix)[0] if ref.kind == "list" else ref.path)
+
+
+def _within(request: Any, uri: str) -> bool:
+    """Whether a listen stream may watch ``uri`` (one outside the grant's folders is not honored, as unknown
+    ones are not: the acknowledgement leaves it out)."""
+    try:
+        within_folders(request, uri)
+    except PairMCPError:
+        return False
+    return True
 
 
 def _watch_tasks(

@@ -15,10 +15,13 @@ endpoints are ``{base_url}mcp/authorize``, ``…/token``, ``…/register``, ``�
 
 from __future__ import annotations
 
+import base64
+import binascii
 import secrets
 import time
+from contextvars import ContextVar
 from typing import Any
-from urllib.parse import urlencode, urlparse
+from urllib.parse import parse_qs, unquote, urlencode, urlparse
 
 from mcp.server.auth.provider import (
     AccessToken,
@@ -36,6 +39,7 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import AnyHttpUrl
 from starlette.routing import Route
 
+from jupyter_pair_mcp.services.client_secrets import as_presented
 from jupyter_pair_mcp.services.grants import GrantStore, Pending, clean_name, digest
 
 #: Origins whose routes are kept at once (a server is reached by a handful of names).
@@ -54,6 +58,59 @@ def redirect_allowed(uri: str) -> bool:
     if parsed.scheme == "http":
         return parsed.hostname in _LOOPBACK
     return "." in parsed.scheme  # com.example.app:/callback (RFC 8252 §7.1); never javascript:, data:, file:
+
+
+#: The client secret the token or revocation request being served presents (None: none): the stored one is a
+#: hash, so ``get_client`` hands the SDK's authenticator the presented secret only where its hash matches.
+_presented: ContextVar[str | None] = ContextVar("presented_client_secret", default=None)
+
+
+def presented_secret(headers: list[tuple[bytes, bytes]], body: bytes) -> str | None:
+    """The secret of ``client_secret_basic`` (Authorization header) or else ``client_secret_post`` (form)."""
+    for name, value in headers:
+        if name.lower() == b"authorization" and value[:6].lower() == b"basic ":
+            try:
+                decoded = base64.b64decode(value[6:], validate=True).decode()
+            except (binascii.Error, UnicodeDecodeError):
+                return None
+            return unquote(decoded.split(":", 1)[1]) if ":" in decoded else None
+    try:
+        form = parse_qs(body.decode(), keep_blank_values=True)
+    except UnicodeDecodeError:
+        return None
+    values = form.get("client_secret", [])
+    return values[0] if len(values) == 1 else None
+
+
+def _with_presented_secret(app: Any) -> Any:
+    """The SDK's token or revocation app, with the request's presented secret known to ``get_client``."""
+
+    async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+        chunks: list[bytes] = []
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        token = _presented.set(presented_secret(list(scope.get("headers", [])), body))
+        try:
+            await app(scope, replay, send)
+        finally:
+            _presented.reset(token)
+
+    return wrapped
 
 
 class GrantCode(AuthorizationCode):
@@ -78,7 +135,9 @@ class GrantProvider:
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
         info = self.store.clients.get(client_id)
-        return OAuthClientInformationFull.model_validate(info) if info is not None else None
+        if info is None:
+            return None
+        return OAuthClientInformationFull.model_validate(as_presented(info, _presented.get()))
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         for uri in client_info.redirect_uris or []:
@@ -212,6 +271,8 @@ class AuthorizationServer:
             revocation_options=RevocationOptions(enabled=True),
         )
         found = {route.path.rsplit("/", 1)[-1]: route for route in auth}
+        for name in ("token", "revoke"):  # the routes whose clients authenticate with their secret
+            found[name].app = _with_presented_secret(found[name].app)
         found["as-metadata"] = found.pop("oauth-authorization-server")
         (protected,) = create_protected_resource_routes(
             AnyHttpUrl(resource), [AnyHttpUrl(resource)], resource_name="Jupyter MCP"

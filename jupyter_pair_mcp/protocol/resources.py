@@ -54,7 +54,7 @@ from jupyter_pair_mcp.protocol.resource_notebooks import Contents, Page, as_json
 from jupyter_pair_mcp.protocol.resource_notebooks import page as read_page
 from jupyter_pair_mcp.protocol.subscriptions import ResourceRef, parse_uri
 from jupyter_pair_mcp.render import cut
-from jupyter_pair_mcp.tools.registry import READ, Backends, authorize, check_folder
+from jupyter_pair_mcp.tools.registry import READ, Backends, Scope, authorize, check_folder, in_folders
 from jupyter_pair_mcp.tools.views import Reads
 
 log = logging.getLogger(__name__)
@@ -148,8 +148,8 @@ def register_resources(server: MCPServer, b: Backends) -> None:
                 raise NotFound(f"no resource {uri!r}: see resources/templates/list for the URIs this server serves")
             if uri == CURRENT:
                 ref = ResourceRef("notebook", readers.focused(context))
-            if ref.kind != "list":
-                check_folder(ctx.request, ref.path)
+            # A listing is checked by the folder its walk starts in, as list_notebooks' path_prefix is.
+            check_folder(ctx.request, matcher(ref.prefix)[0] if ref.kind == "list" else ref.path)
             if b.stops and ref.kind != "list":
                 _admit(b, context, ref.path)
             contents = await readers.read(context, uri, ref)
@@ -172,7 +172,7 @@ def register_resources(server: MCPServer, b: Backends) -> None:
     ) -> ListResourcesResult:
         try:
             await authorize(Context(request_context=ctx, mcp_server=server), *READ)
-            resources, cursor = await readers.page(params.cursor)
+            resources, cursor = await readers.page(params.cursor, in_folders(ctx.request))
         except PairMCPError as exc:
             raise _protocol_error(exc) from None
         return ListResourcesResult(resources=resources, next_cursor=cursor)
@@ -229,8 +229,9 @@ class _Readers:
         return str(path)
 
     # -- the listing ----------------------------------------------------------------------------
-    async def page(self, cursor: str | None) -> tuple[list[Resource], str | None]:
-        """One page of ``resources/list``: walks only as far as the page (and one entry to know there is more)."""
+    async def page(self, cursor: str | None, scope: Scope | None = None) -> tuple[list[Resource], str | None]:
+        """One page of ``resources/list``: walks only as far as the page (and one entry to know there is more).
+        A grant limited to folders (``scope``) is listed only what is in them, walking only toward them."""
         contents = self.b.contents
         listed, directories, after = _decode_cursor(cursor)
         if after:
@@ -240,8 +241,19 @@ class _Readers:
                 raise InvalidArgument("invalid cursor: list again without one") from None
         size = min(PAGE_SIZE, MAX_LISTED - listed)
         budget = contents.max_directories - directories
+        if scope is not None and after and not scope.covers(after):
+            raise InvalidArgument("invalid cursor: list again without one")
+
+        def accept(entry: Entry) -> bool:
+            return _listable(entry) and (scope is None or scope.covers(entry.path))
+
         entries, walked, _ = await walk_after(
-            contents, after, accept=_listable, limit=size + 1, max_directories=max(budget, 0)
+            contents,
+            after,
+            accept=accept,
+            limit=size + 1,
+            max_directories=max(budget, 0),
+            enters=scope.enters if scope is not None else None,
         )
         page = entries[:size]
         more = len(entries) > size and listed + size < MAX_LISTED

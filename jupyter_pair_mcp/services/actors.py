@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jupyter_pair_mcp.request_state import STATE_GRANT, STATE_USER
+from jupyter_pair_mcp.services.grants import clean_name
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +29,10 @@ SEPARATOR = " · "
 
 #: Jupyter's default identity provider names a token (or login) user ``uuid4().hex``, "Anonymous Io": no one's name.
 _RANDOM_ID = re.compile(r"[0-9a-f]{32}")
+
+#: How a person Jupyter knows by no name is named: Jupyter's own identity provider gives each token (or password)
+#: login a random id, and whoever holds the server's token or password is its owner.
+OWNER = "the server's owner"
 
 #: Prefix of every transaction origin we write with (adapters/rooms/notebook.py uses the bare prefix).
 ORIGIN_PREFIX = "jupyter-pair-mcp"
@@ -84,7 +89,7 @@ class Actors:
         session_id = getattr(connection, "session_id", None)
         params = getattr(connection, "client_params", None)
         info = getattr(params, "client_info", None)
-        client = str(getattr(info, "title", None) or getattr(info, "name", None) or "")
+        client = clean_name(str(getattr(info, "title", None) or getattr(info, "name", None) or ""), fallback="")
         user = _user(ctx)
         username = str(getattr(user, "username", "") or "")
         principal = _principal(ctx) or f"user:{username}"
@@ -93,7 +98,7 @@ class Actors:
         if grant is not None:
             # A grant is the agent's identity: its key and name hold across sessions, eras and renamed clients.
             username, person, client = grant.person, grant.person_name, grant.client_name
-        label = self.agent_name or client or "AI agent"
+        label = clean_name(self.agent_name, fallback="") or client or "AI agent"
         name = f"{person}{SEPARATOR}{label}" if person else label
         if getattr(grant, "chat", ""):  # a Jupyter AI chat's persona: its name first ("Claude (Jupyter AI) · alice")
             label = client
@@ -152,8 +157,16 @@ def person_name(user: Any) -> str:
     username = str(getattr(user, "username", "") or "")
     if not username or _RANDOM_ID.fullmatch(username):
         return ""
-    name = str(getattr(user, "display_name", "") or getattr(user, "name", "") or username)
-    return name[:64]
+    name = clean_name(str(getattr(user, "display_name", "") or getattr(user, "name", "") or ""), fallback="")
+    return name or clean_name(username, fallback="")
+
+
+def name_person(user: Any) -> str:
+    """How a person is named to people and agents — in stop messages, the activity panel, review decisions,
+    history and the grant list: their Jupyter name, or :data:`OWNER` when Jupyter knows none (a token or
+    password login: a random id names no one). The one place a person becomes text: never their username
+    as such, which for a token login is that random id."""
+    return person_name(user) or OWNER
 
 
 def _state(ctx: Any) -> dict[str, Any]:

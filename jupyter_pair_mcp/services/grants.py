@@ -5,7 +5,12 @@ and the name it gave), the person, a level (read, write or execute), where (the 
 folders), whether every edit is only proposed, and an expiry. The client then holds an access token (short
 lived) and a refresh token (rotated on every use) for it; they reach only the MCP endpoint and are never
 Jupyter tokens. Tokens are kept only as SHA-256 hashes, in a JSON file in Jupyter's data directory (mode
-0600, replaced atomically), so grants survive a restart and a copy of the file gives no one a token.
+0600, replaced atomically), so grants survive a restart and a copy of the file gives no one a token (registered
+clients' secrets are hashed too: ``client_secrets.py``).
+
+A *headless* grant (``mint``: CI, scripts, no browser) has no client registration and no refresh token: one
+long-lived access token, valid until the grant's own expiry, which the person chose. It is revoked, listed
+and bounded per person like every other grant.
 
 Pure bookkeeping: no HTTP, no MCP SDK. The OAuth protocol around it is ``protocol/oauth.py``'s.
 """
@@ -26,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from jupyter_pair_mcp.request_state import GRANT_TOKEN_PREFIX
+from jupyter_pair_mcp.services.client_secrets import stored_form
 
 log = logging.getLogger(__name__)
 
@@ -54,14 +60,15 @@ MAX_PENDING = 256
 MAX_CLIENTS = 500
 
 
-def clean_name(name: str, limit: int = 64) -> str:
-    """A client's self-chosen name as people may see it: no control or bidi characters, at most ``limit``."""
+def clean_name(name: str, limit: int = 64, fallback: str = "MCP client") -> str:
+    """A self-chosen name as people may see it: no control or bidi characters, at most ``limit``; ``fallback``
+    when nothing is left."""
     kept = "".join(
         " " if ch in "\t\n\r" else ch
         for ch in name
         if ch in "\t\n\r" or (unicodedata.category(ch)[0] != "C" and ch not in _BIDI)
     )
-    return " ".join(kept.split())[:limit].strip() or "MCP client"
+    return " ".join(kept.split())[:limit].strip() or fallback
 
 
 def digest(token: str) -> str:
@@ -94,6 +101,7 @@ class Grant:
     access: dict[str, float] = field(default_factory=dict)  # token hash -> expiry
     refresh: str = ""  # hash of the one valid refresh token
     resource: str = ""  # the MCP endpoint the tokens are bound to (RFC 8707)
+    headless: bool = False  # minted by a person for a script (one long-lived token), not through OAuth
 
     def allows(self, action: str, resource: str) -> bool:
         """Whether the level covers Jupyter's (action, resource): execute covers everything MCP asks."""
@@ -174,7 +182,8 @@ class GrantStore:
         except (OSError, ValueError):
             log.warning("MCP grants file unreadable; starting without grants (it is replaced on the next change)")
             return
-        self.clients = {str(k): v for k, v in data.get("clients", {}).items() if isinstance(v, dict)}
+        # stored_form: a file written before secrets were hashed is hashed on its next save.
+        self.clients = {str(k): stored_form(v) for k, v in data.get("clients", {}).items() if isinstance(v, dict)}
         for raw in data.get("grants", []):
             with contextlib.suppress(TypeError, ValueError):
                 grant = Grant(**raw)
@@ -215,7 +224,7 @@ class GrantStore:
             used = {g.client_id for g in self.grants.values()}
             for old in [c for c in self.clients if c not in used][: len(self.clients) - MAX_CLIENTS + 1]:
                 del self.clients[old]
-        self.clients[client_id] = info
+        self.clients[client_id] = stored_form(info)
 
     # -- consent ----------------------------------------------------------------------------------
     def _sweep(self, now: float) -> None:
@@ -248,10 +257,7 @@ class GrantStore:
             raise ValueError(f"level must be one of {', '.join(LEVELS)}")
         pending = self.pending.pop(pending_id)  # KeyError: answered already, or expired
         now = time.time()
-        mine = sorted((g for g in self.grants.values() if g.person == person), key=lambda g: g.created)
-        for old in mine[: max(0, len(mine) - self.max_per_person + 1)]:
-            log.info("MCP grant %s of %s revoked: over max_grants_per_person", old.id, person)
-            self._drop(old.id, "the limit of grants per person (max_grants_per_person)")
+        self._make_room(person)
         grant = Grant(
             id=secrets.token_hex(8),
             client_id=pending.client_id,
@@ -278,6 +284,52 @@ class GrantStore:
         )
         self.save()
         return pending, code
+
+    def _make_room(self, person: str) -> None:
+        """Revoke the person's oldest grants so that one more fits in ``max_per_person``."""
+        mine = sorted((g for g in self.grants.values() if g.person == person), key=lambda g: g.created)
+        for old in mine[: max(0, len(mine) - self.max_per_person + 1)]:
+            log.info("MCP grant %s of %s revoked: over max_grants_per_person", old.id, person)
+            self._drop(old.id, "the limit of grants per person (max_grants_per_person)")
+
+    def mint(
+        self,
+        *,
+        name: str,
+        person: str,
+        person_name: str,
+        level: str,
+        folders: list[str],
+        propose_only: bool,
+        lifetime: float,
+        resource: str,
+    ) -> tuple[Grant, str]:
+        """A headless grant and its one token (shown once: only its hash is kept), valid for ``lifetime``."""
+        if level not in LEVELS:
+            raise ValueError(f"level must be one of {', '.join(LEVELS)}")
+        now = time.time()
+        self._make_room(person)
+        grant_id = secrets.token_hex(8)
+        grant = Grant(
+            id=grant_id,
+            client_id=f"headless-{grant_id}",
+            client_name=clean_name(name or "headless agent"),
+            person=person,
+            person_name=person_name,
+            level=level,
+            folders=sorted(set(folders)) or [""],
+            propose_only=propose_only,
+            created=now,
+            expires=now + lifetime,
+            resource=resource,
+            headless=True,
+        )
+        token = ACCESS_PREFIX + secrets.token_urlsafe(32)
+        grant.access[digest(token)] = grant.expires
+        self.grants[grant.id] = grant
+        self._reindex()
+        self.save()
+        return grant, token
 
     def code(self, code: str) -> Code | None:
         found = self.codes.get(digest(code))

@@ -61,7 +61,7 @@ class JupyterAIAccess:
         self._hash = digest(self._token)
         now = time.time()
         self.grant = ChatGrant(
-            id="jupyter-ai-" + secrets.token_hex(4),
+            id="jupyter-ai",  # stable, unlike its token: a chat persona's stop outlives a restart, as a grant's does
             client_id="jupyter-ai",
             client_name="Jupyter AI",
             person="",

@@ -39,8 +39,8 @@ AGENT_PREFIX = "mcp-agent-"
 class Person:
     """A person acting from the panel: edits under their own origin, named in history by their name."""
 
-    username: str
-    name: str
+    username: str  # Jupyter's key for them (a random id for a token login): never shown
+    name: str  # how they are shown: services.actors.name_person
 
     @property
     def key(self) -> str:
@@ -188,8 +188,8 @@ class Steering:
         refuse its calls there until :meth:`allow`."""
         path, kind = await self.contents.require_document(path)
         actor = self._actor(key, path)
-        stop = self.stops.add(actor, path, person.username)
-        self.log.add(entry(actor, "stop", path, f"stopped by {person.name}", by=person.username))
+        stop = self.stops.add(actor, path, person.name)
+        self.log.add(entry(actor, "stop", path, f"stopped by {person.name}", by=person.name))
         # Its runs first (cells and scratch code, in calls or MCP tasks, through any name of the file): ending a
         # session cancels its calls, and a run stopped here tells its call (or its task's result) why.
         where = self.stops.where(path)
@@ -232,7 +232,7 @@ class Steering:
             stop = self.stops.remove(held.key, path)  # stopped under another of its keys (a new session)
             assert stop is not None
         actor = self.log.find_actor(key, path) or _Undoer(stop.key, stop.name, f"{ORIGIN_PREFIX}:{stop.key}")
-        self.log.add(entry(actor, "allow", path, f"allowed again by {person.name}", by=person.username))
+        self.log.add(entry(actor, "allow", path, f"allowed again by {person.name}", by=person.name))
         if not self.stops.holds(actor) and not any(a.key == key for a in self.actors.live):
             self.history.undo.forget(actor)  # kept while stopped, for the panel's undo
         return {"stopped": False}
@@ -252,7 +252,7 @@ class Steering:
                 "opened (restore an older version instead)"
             )
         summary = f"{person.name} undid: " + "; ".join(result.undone)
-        self.log.add(entry(actor, "undo", path, summary, by=person.username))
+        self.log.add(entry(actor, "undo", path, summary, by=person.name))
         return undo_report(path, result).model_dump(mode="json")
 
     async def restore(self, path: str, version: str, person: Person) -> dict[str, Any]:
@@ -268,7 +268,7 @@ class Steering:
                 document_path=path,
                 description=f"{person.name} restored version {version}",
                 cells=tuple(str(c["cell_id"]) for c in outcome.changes if c.get("cell_id")),
-                by=person.username,
+                by=person.name,
                 kind="restore",
                 metadata={"version": outcome.version_id} if outcome.version_id else None,
             )
@@ -276,9 +276,9 @@ class Steering:
         return restore_report(path, outcome).model_dump(mode="json")
 
 
-def refuse_stop(username: str) -> PermissionDenied:
+def refuse_stop(name: str) -> PermissionDenied:
     return PermissionDenied(
-        f"user {username!r} may not stop agents on this server (JupyterPairMCP.stop_agents_users lists who may)"
+        f"{name} may not stop agents on this server (JupyterPairMCP.stop_agents_users lists who may)"
     )
 
 

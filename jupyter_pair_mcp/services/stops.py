@@ -7,19 +7,32 @@ every session and era, whatever its client calls itself (services/actors.py). A 
 name of its file: ``identity`` gives a path's keys (its real path, its file's inode), so a stop made through
 one path holds through a symbolic link or a hard link to the same file. The store is bounded: at most
 ``max_per_document`` stopped agents per document and ``max_total`` in all; one more is refused with an
-error rather than silently allowing the oldest again. Stops are kept in memory: a server restart ends
-them (and every session with them).
+error rather than silently allowing the oldest again.
+
+A stop of a grant's agent outlives a restart: the grant does (services/grants.py), and so does the person's
+decision about it. Those stops are kept in ``path`` (JSON in Jupyter's data directory, mode 0600, replaced
+atomically; at most ``max_total``) and read back at start, each document known again by its file's names; a
+revoked grant's stops are dropped (:meth:`Stops.forget_grant`). A stop of an agent on the server's own token
+is kept in memory only: it is keyed by the client name the agent chose, which holds no one after a restart
+anyway (every session ends with it, and a client can come back under another name).
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from jupyter_pair_mcp.errors import AgentStopped, Unavailable
+from jupyter_pair_mcp.services import private_file
 from jupyter_pair_mcp.services.activity import Activity, ActivityLog
+
+log = logging.getLogger(__name__)
+
+#: The file of grants' agents' stops, next to the grants' file (JupyterPairMCP.grants_path).
+STOPS_FILE = "pair_mcp_stops.json"
 
 #: Seconds between two "refused" entries one stop writes in the activity log: an agent retrying in a loop
 #: must not push everything else out of the (bounded) log.
@@ -35,10 +48,16 @@ class Stop:
     principal: str
     client: str
     name: str  # the agent's name, for people
-    by: str  # the person who stopped it (username)
+    by: str  # the person who stopped it, by name (services.actors.name_person)
     at: float  # epoch seconds
     refused: int = 0  # calls refused since
     logged: float | None = None  # the service clock when the last refusal was logged
+    grant: str = ""  # the id of the grant its agent holds ("" for the server's token): kept across a restart
+
+    def kept(self) -> dict[str, Any]:
+        """What the file keeps of it."""
+        fields = ("path", "key", "client", "name", "by", "at", "grant")
+        return {f: getattr(self, f) for f in fields}
 
     def matches(self, actor: Any) -> bool:
         if getattr(actor, "key", None) == self.key:
@@ -66,6 +85,7 @@ class Stops:
         log: ActivityLog | None = None,
         clock: Callable[[], float] = time.monotonic,
         identity: Callable[[str], tuple[str, ...]] | None = None,
+        path: str | None = None,
     ) -> None:
         self.log = log
         self.identity = identity or (lambda path: (path,))
@@ -75,6 +95,40 @@ class Stops:
         self.clock = clock
         self._by_path: dict[str, dict[str, Stop]] = {}
         self._count = 0
+        self.path = path
+        if path is not None:
+            self._load(path)
+
+    def _load(self, path: str) -> None:
+        data = private_file.read(path, "Stopped agents' file")
+        for raw in data.get("stops", []) if isinstance(data, dict) else []:
+            try:
+                kept = {k: raw[k] for k in ("path", "key", "client", "name", "by", "at", "grant")}
+                stop = Stop(principal="", **kept)
+            except (KeyError, TypeError):
+                continue
+            if stop.grant and isinstance(stop.path, str) and self._count < self.max_total:
+                self._insert(stop)
+
+    def _save(self) -> None:
+        """Write the grants' agents' stops (after each change of them: a person's click, never a hot path)."""
+        if self.path is None:
+            return
+        kept = [s.kept() for stops in self._by_path.values() for s in stops.values() if s.grant]
+        try:
+            private_file.write(self.path, {"stops": kept})
+        except OSError:
+            log.warning("Could not write the stopped agents' file: these stops hold until the server stops")
+
+    def _insert(self, stop: Stop) -> None:
+        doc = self._doc(stop.path)
+        if doc is None:
+            keys = self.identity(stop.path)
+            doc = keys[0]
+            for k in keys:
+                self._alias[k] = doc
+        self._by_path.setdefault(doc, {})[stop.key] = stop
+        self._count += 1
 
     def __bool__(self) -> bool:
         """Whether any agent is stopped anywhere (every tool call asks: none stopped is the common case)."""
@@ -93,13 +147,7 @@ class Stops:
 
     def add(self, actor: Any, path: str, by: str) -> Stop:
         """Stop ``actor`` in ``path`` (again: the existing stop stands). Refused past the bounds."""
-        doc = self._doc(path)
-        if doc is None:
-            keys = self.identity(path)
-            doc = keys[0]
-            for k in keys:
-                self._alias[k] = doc
-        stops = self._by_path.get(doc, {})
+        stops = self.in_path(path)
         existing = stops.get(actor.key) or next((s for s in stops.values() if s.matches(actor)), None)
         if existing is not None:
             return existing
@@ -109,8 +157,10 @@ class Stops:
                 " allow some of them again first"
             )
         stop = Stop(path, actor.key, getattr(actor, "principal", ""), actor.client, actor.name, by, time.time())
-        self._by_path.setdefault(doc, {})[actor.key] = stop
-        self._count += 1
+        stop.grant = str(getattr(actor, "grant", "") or "")
+        self._insert(stop)
+        if stop.grant:
+            self._save()
         return stop
 
     def remove(self, key: str, path: str) -> Stop | None:
@@ -123,7 +173,15 @@ class Stops:
             if not stops:
                 del self._by_path[doc]  # type: ignore[arg-type]
                 self._alias = {k: d for k, d in self._alias.items() if d != doc}
+            if stop.grant:
+                self._save()
         return stop
+
+    def forget_grant(self, grant_id: str) -> None:
+        """Drop every stop of a revoked grant's agent (its key can never come back)."""
+        gone = [(s.key, s.path) for stops in self._by_path.values() for s in stops.values() if s.grant == grant_id]
+        for key, path in gone:
+            self.remove(key, path)
 
     def get(self, key: str, path: str) -> Stop | None:
         return self.in_path(path).get(key)

@@ -346,7 +346,7 @@ class SuggestionService:
                 description=description,
                 actor=actor,
                 cells=cells,
-                by=person.username if person is not None else None,
+                by=person.name if person is not None else None,
                 kind=kind,
                 metadata={"suggestion": suggestion.id},
             )

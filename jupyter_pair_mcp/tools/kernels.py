@@ -7,6 +7,7 @@ notebook's Jupyter session (which the next run uses).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated
 
 from mcp.server.mcpserver import Context
@@ -24,7 +25,7 @@ from jupyter_pair_mcp.models.kernels import (
 from jupyter_pair_mcp.models.results import KernelInfo
 from jupyter_pair_mcp.tools.execution import EXECUTE
 from jupyter_pair_mcp.tools.params import NotebookPath
-from jupyter_pair_mcp.tools.registry import WRITE, Backends, ToolSpec, authorize
+from jupyter_pair_mcp.tools.registry import WRITE, Backends, ToolSpec, authorize, in_folders
 
 # Lists stay within a few KB however many kernelspecs are installed or kernels run.
 MAX_LISTED = 200
@@ -64,6 +65,10 @@ def kernel_tools(b: Backends) -> list[ToolSpec]:
         """List running kernels and the notebooks using them."""
         await authorize(ctx, "read", "sessions")
         kernels = await b.kernels.running()
+        scope = in_folders(ctx.request_context.request)
+        if scope is not None:  # a grant limited to folders: only kernels of notebooks in them, by those names
+            kernels = [replace(k, paths=tuple(p for p in k.paths if scope.covers(p))) for k in kernels]
+            kernels = [k for k in kernels if k.paths]
         return RunningKernelList(
             kernels=[
                 RunningKernelInfo(

@@ -17,6 +17,7 @@ import inspect
 import logging
 import os
 import secrets
+import stat
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -36,7 +37,7 @@ from jupyter_pair_mcp.groups import GROUPS
 from jupyter_pair_mcp.render import ImageLimits
 from jupyter_pair_mcp.request_state import STATE_GRANT, STATE_HANDLER, STATE_USER
 from jupyter_pair_mcp.revisions import Revisions
-from jupyter_pair_mcp.services.actors import Actors
+from jupyter_pair_mcp.services.actors import Actors, name_person
 from jupyter_pair_mcp.services.audit import error_kind
 from jupyter_pair_mcp.services.execution import ExecutionService
 
@@ -52,6 +53,7 @@ __all__ = [
     "authorize",
     "authorize_request",
     "check_folder",
+    "in_folders",
     "register",
 ]
 
@@ -291,8 +293,7 @@ async def authorize_request(request: Any, action: str, resource: str) -> None:
         explain = getattr(handler.authorizer, "explain_refusal", None)  # HubScopesAuthorizer: the scope it lacks
         message = explain(user, action, resource) if callable(explain) else None
         raise PermissionDenied(
-            message
-            or f"user {getattr(user, 'username', '?')!r} is not authorized to {action} {resource} on this server"
+            message or f"{name_person(user)} (this credential's user) is not authorized to {action} {resource} here"
         )
 
 
@@ -301,6 +302,9 @@ def check_folder(request: Any, path: Any) -> None:
 
     Both the path as named and where it really leads are checked: a symbolic link inside a granted folder to
     another one would otherwise carry the grant out of it (the contents manager follows links inside its root).
+    A file with more than one hard link is refused too: its other names cannot be found without a walk of the
+    whole disk, and one of them may be outside the folders — through the name inside, the grant would read and
+    edit the file outside (docs/authorization.md).
     """
     state = getattr(request, "scope", {}).get("state", {}) if request is not None else {}
     grant = state.get(STATE_GRANT)
@@ -308,23 +312,61 @@ def check_folder(request: Any, path: Any) -> None:
         return
     parts = [p for p in str(path).split("/") if p not in ("", ".")] if isinstance(path, str) else [".."]
     named = "/".join(parts)
-    if ".." not in parts and grant.covers(named) and grant.covers(_real(state.get(STATE_HANDLER), named)):
-        return
     folders = ", ".join(repr(f) for f in grant.folders)
+    if ".." not in parts and grant.covers(named):
+        real, links = _real(state.get(STATE_HANDLER), named)
+        if grant.covers(real) and links <= 1:
+            return
+        if grant.covers(real):
+            raise PermissionDenied(
+                f"this client's grant reaches only the folders {folders}: {str(path)!r} is a file with other names "
+                "(hard links), which may be outside them, so a grant limited to folders may not use it (a person "
+                "can replace it with a copy)"
+            )
     raise PermissionDenied(
         f"this client's grant reaches only the folders {folders}: {str(path)!r} is outside them "
         "(give a path inside one of them)"
     )
 
 
-def _real(handler: Any, path: str) -> str:
-    """``path`` with its symbolic links resolved, relative to the contents root (itself when there is none)."""
+@dataclass(frozen=True)
+class Scope:
+    """The folders a grant limited to folders reaches, for listings: a name outside them is not listed at all,
+    and a walk enters only the folders and the directories on the way to them."""
+
+    folders: tuple[str, ...]
+
+    def covers(self, path: str) -> bool:
+        return any(path == f or path.startswith(f + "/") for f in self.folders)
+
+    def enters(self, directory: str) -> bool:
+        """Whether a walk goes into ``directory``: it is in a folder, or a folder is under it."""
+        return self.covers(directory) or any(f.startswith(directory + "/") for f in self.folders)
+
+
+def in_folders(request: Any) -> Scope | None:
+    """The caller's :class:`Scope` when it holds a grant limited to folders; None for every other caller."""
+    state = getattr(request, "scope", {}).get("state", {}) if request is not None else {}
+    grant = state.get(STATE_GRANT)
+    if grant is None or grant.whole_server:
+        return None
+    return Scope(tuple(grant.folders))
+
+
+def _real(handler: Any, path: str) -> tuple[str, int]:
+    """``path`` with its symbolic links resolved, relative to the contents root (itself when there is none),
+    and how many hard links its file has (0 when it is not a regular file, or does not exist yet)."""
     root = getattr(getattr(handler, "contents_manager", None), "root_dir", None)
     if not isinstance(root, str) or not path:
-        return path
+        return path, 0
     real_root = os.path.realpath(root)
     real = os.path.realpath(os.path.join(real_root, *path.split("/")))
     if os.path.commonpath([real_root, real]) != real_root:
-        return ".."  # outside the root: in no folder
+        return "..", 0  # outside the root: in no folder
+    try:
+        st = os.stat(real)
+        links = st.st_nlink if stat.S_ISREG(st.st_mode) else 0
+    except OSError:
+        links = 0
     relative = os.path.relpath(real, real_root)
-    return "" if relative == "." else relative.replace(os.sep, "/")
+    return ("" if relative == "." else relative.replace(os.sep, "/")), links

@@ -26,7 +26,13 @@ from tornado import web
 from jupyter_pair_mcp.request_state import GRANT_TOKEN_PREFIX, STATE_GRANT, STATE_HANDLER, STATE_USER, fingerprint
 from jupyter_pair_mcp.transport.asgi import TornadoASGIBridge
 from jupyter_pair_mcp.transport.hub import hub_server, hub_user_refused
-from jupyter_pair_mcp.transport.oauth import GrantAuthorizer, GrantIdentity, grant_user, resource_metadata_url
+from jupyter_pair_mcp.transport.oauth import (
+    GrantAuthorizer,
+    GrantIdentity,
+    grant_is_for,
+    grant_user,
+    resource_metadata_url,
+)
 from jupyter_pair_mcp.transport.ratelimit import RateLimiter
 from jupyter_pair_mcp.transport.requestbody import check as check_body
 from jupyter_pair_mcp.transport.scrub import ScrubbedLogs
@@ -45,6 +51,7 @@ class MCPHost(Protocol):
 
     max_request_body_size: int
     principal_key: bytes
+    grants_only: bool
     rate_limiter: RateLimiter | None
 
     def endpoint(self) -> Awaitable[Runner]: ...
@@ -65,6 +72,12 @@ _needs_read = cast(Callable[[_Verb], _Verb], authorized("read"))
 UNAUTHENTICATED = (
     "missing or invalid credentials: send the Jupyter server's token as the header "
     "'Authorization: Bearer <token>' (jupyter server list shows it)"
+)
+
+#: The 401 body when only grants are accepted (``grants_only``): the WWW-Authenticate header says where to start.
+GRANTS_ONLY = (
+    "this server accepts only grants on its MCP endpoint, not the server's token nor a login: connect through "
+    "MCP authorization (the client opens a browser on Jupyter, where the person approves it)"
 )
 
 
@@ -142,6 +155,14 @@ class MCPHandler(ScrubbedLogs, APIHandler):
         authorizer would let the person who approved it do)."""
         return super().authorizer if self._grant is None else GrantAuthorizer(self._grant)
 
+    def check_xsrf_cookie(self) -> None:
+        """A grant's token is a bearer token, never a cookie: no XSRF check applies. Jupyter's own check asks
+        the identity provider (:class:`GrantIdentity` says so); a JupyterHub single-user server's replaces it
+        with one that asks whether the hub authenticated a token (it never saw the grant's), so say it here."""
+        if self._grant is not None:
+            return None
+        return super().check_xsrf_cookie()
+
     def _bearer_grant(self) -> None:
         """Recognize a grant's access token (``Authorization: Bearer jpmcp_at_...``) before Jupyter looks."""
         scheme, _, token = self.request.headers.get("Authorization", "").strip().partition(" ")
@@ -149,6 +170,8 @@ class MCPHandler(ScrubbedLogs, APIHandler):
         if scheme.lower() not in ("bearer", "token") or not token.startswith(GRANT_TOKEN_PREFIX):
             return
         self._grant = self.extension.grant_of(token)
+        if self._grant is not None and not grant_is_for(self._grant, self.base_url):
+            self._grant = None  # another server's grant, in a grants file they share (grants_path)
         if self._grant is None:
             self._grant_refused = True
             raise web.HTTPError(401, "the grant token is invalid, expired or revoked: refresh it, or connect again")
@@ -187,6 +210,9 @@ class MCPHandler(ScrubbedLogs, APIHandler):
             self.log.warning("MCP: refused request from a disallowed Origin")
             raise web.HTTPError(403, "Origin not allowed")
         self._bearer_grant()
+        if self._grant is None and self.extension.grants_only:
+            # Before Jupyter looks: the person's token, cookie or hub token is their full key, not an agent's.
+            raise web.HTTPError(401, GRANTS_ONLY)
         try:
             await super().prepare()
         except web.HTTPError as exc:

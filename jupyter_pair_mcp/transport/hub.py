@@ -10,7 +10,9 @@ URL when the hub knows one (``JupyterHub.public_url`` or subdomains; empty other
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +34,39 @@ class HubServer:
         """The least a token needs to reach this server (the hub's ``access:servers`` scope, filtered)."""
         return f"access:servers!server={self.user}/{self.server_name}"
 
+    def owns(self, model: Mapping[str, Any]) -> bool:
+        """Whether the hub's model of a request's user is the user this server runs for (not a service)."""
+        return model.get("kind", "user") == "user" and model.get("name") == self.user
+
+    def grant_refusal(self, user: Any) -> str | None:
+        """Why this person may not grant an agent this server (approve a client, mint a token); None: the owner.
+
+        Only the owner: a grant is kept by this server and outlives whatever the hub let its approver do
+        (a share revoked, a role or group left), which the hub cannot take back. Anyone else gets a
+        JupyterHub API token with a ``custom:mcp:<level>`` scope instead: the hub revokes that.
+        """
+        model = getattr(user, "hub_user", None)  # jupyterhub.singleuser's JupyterHubUser: the hub's user model
+        if isinstance(model, dict) and self.owns(model):
+            return None
+        who = model.get("name", "?") if isinstance(model, dict) else getattr(user, "username", "?")
+        return (
+            f"only {self.user}, whose server this is, can connect MCP clients to it ({who} is signed in): give "
+            f"your agent a JupyterHub API token (make one at {self.token_page}) with the scopes "
+            f"'{self.scope}' and 'custom:mcp:<level>!server={self.user}/{self.server_name}' instead"
+        )
+
+    def own_file(self, name: str) -> str:
+        """This server's name for a file it keeps (``pair_mcp_grants.json``): a user's servers share a home
+        (and Jupyter's data directory), never grants or stops. Two servers writing one file would each replace
+        the other's; and a grant is for one server. The default server keeps the plain name."""
+        if not self.server_name:
+            return name
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", self.server_name)[:64]
+        if safe != self.server_name:  # "a b" and "a_b" are two servers
+            safe += "-" + hashlib.sha256(self.server_name.encode()).hexdigest()[:8]
+        stem, dot, ext = name.rpartition(".")
+        return f"{stem}-{safe}{dot}{ext}" if dot else f"{name}-{safe}"
+
     @property
     def endpoint(self) -> str:
         """The endpoint's public URL, or its path on the hub's address when that is unknown here."""
@@ -41,15 +76,18 @@ class HubServer:
     def token_page(self) -> str:
         return f"{self.public_hub_url}token" if self.public_hub_url else f"{self.base_url}hub/token"
 
-    def startup_line(self, tools: int) -> str:
+    def startup_line(self, tools: int, *, grants: bool = False) -> str:
         where = self.endpoint
         if not self.public_url:
             where += " on your JupyterHub's address (JupyterHub.public_url is not set, so the server cannot tell it)"
-        return (
+        line = (
             f"MCP endpoint: {where} ({tools} tools) - connect an MCP client with the header "
             f"'Authorization: Bearer <a JupyterHub API token>' (make one at {self.token_page} with the scope "
             f"'{self.scope}'; this server's own token changes on every start)"
         )
+        if grants:
+            line += f"; a client that supports MCP authorization needs no header: {self.user} approves it in a browser"
+        return line
 
     @property
     def unauthenticated(self) -> str:
@@ -94,3 +132,22 @@ async def hub_user_refused(handler: Any) -> bool:
     if hub_auth is None:
         return False
     return await hub_auth.get_user(handler, sync=False) is not None
+
+
+def browser_protocol(headers: Mapping[str, str], protocol: str) -> str:
+    """The scheme the browser used, in front of every proxy (as JupyterHub's own ``get_browser_protocol``).
+
+    A single-user server trusts forwarded headers (jupyterhub-singleuser turns ``trust_xheaders`` on), and
+    Tornado then takes the *last* ``X-Forwarded-Proto``: behind a TLS terminator and the hub's proxy (which
+    appends its own ``http``) that is ``http``, while the client used ``https``. The first one is the client's.
+    """
+    forwarded = headers.get("Forwarded", "")
+    if forwarded:
+        first = forwarded.split(",", 1)[0]
+        for field in first.split(";"):
+            key, _, value = field.partition("=")
+            if key.strip().lower() == "proto" and value.strip().strip('"').lower() in ("http", "https"):
+                return value.strip().strip('"').lower()
+    proto = headers.get("X-Scheme") or headers.get("X-Forwarded-Proto") or ""
+    first_proto = proto.split(",", 1)[0].strip().lower()
+    return first_proto if first_proto in ("http", "https") else protocol

@@ -80,7 +80,7 @@ def token_actions(scopes: Iterable[str], *, owner: bool, environ: Mapping[str, s
 
 def is_owner(model: Mapping[str, Any], hub: HubServer | None) -> bool:
     """Whether the hub's model of the request's user is the user this server runs for (not a service)."""
-    return hub is not None and model.get("kind", "user") == "user" and model.get("name") == hub.user
+    return hub is not None and hub.owns(model)
 
 
 class HubScopesAuthorizer(Authorizer):

@@ -21,6 +21,7 @@ import logging
 import re
 from collections.abc import Awaitable
 from typing import Any, Protocol
+from urllib.parse import urlparse
 
 from jupyter_core.utils import ensure_async
 from jupyter_server.auth import User
@@ -31,6 +32,7 @@ from tornado import web
 from jupyter_pair_mcp.services.actors import person_name
 from jupyter_pair_mcp.services.grants import LEVELS, Grant, normalize_folder
 from jupyter_pair_mcp.transport.asgi import TornadoASGIBridge
+from jupyter_pair_mcp.transport.hub import browser_protocol, hub_server
 from jupyter_pair_mcp.transport.scrub import ScrubbedLogs
 
 log = logging.getLogger(__name__)
@@ -39,7 +41,7 @@ log = logging.getLogger(__name__)
 EXPIRIES = (("30 days", 30 * 86400), ("7 days", 7 * 86400), ("1 day", 86400), ("8 hours", 8 * 3600))
 
 #: What each level needs of the approving person, asked of Jupyter's authorizer.
-_LEVEL_NEEDS = {"read": ("read", "contents"), "write": ("write", "contents"), "execute": ("execute", "kernels")}
+LEVEL_NEEDS = {"read": ("read", "contents"), "write": ("write", "contents"), "execute": ("execute", "kernels")}
 
 
 class OAuthHost(Protocol):
@@ -49,8 +51,15 @@ class OAuthHost(Protocol):
 
 
 def origin(handler: web.RequestHandler) -> str:
-    """The address the client used (X-Forwarded-* count only where Jupyter trusts them: ``trust_xheaders``)."""
-    return f"{handler.request.protocol}://{handler.request.host}"
+    """The address the client used: the Host it sent (proxies keep it, JupyterHub's included) and its scheme.
+
+    The scheme is Tornado's (``X-Forwarded-Proto`` counts only where Jupyter trusts it: ``trust_xheaders``),
+    except on a JupyterHub single-user server, which always trusts it: there the browser's, the first of the
+    chain (:func:`~jupyter_pair_mcp.transport.hub.browser_protocol`)."""
+    protocol = handler.request.protocol
+    if hub_server() is not None:
+        protocol = browser_protocol(handler.request.headers, protocol)
+    return f"{protocol}://{handler.request.host}"
 
 
 def normalized_base(base_url: str) -> str:
@@ -66,6 +75,12 @@ def resource_metadata_url(handler: JupyterHandler) -> str:
     if base == "/":
         return f"{origin(handler)}/.well-known/oauth-protected-resource/mcp"
     return f"{origin(handler)}{base}mcp/.well-known/oauth-protected-resource"
+
+
+def grant_is_for(grant: Grant, base_url: str) -> bool:
+    """Whether a grant's tokens are for this server's endpoint (RFC 8707 audience), whatever name the client
+    reached it by: the path is this server's own (a hub user's servers differ by theirs, one host for all)."""
+    return not grant.resource or urlparse(grant.resource).path.rstrip("/") == f"{normalized_base(base_url)}mcp"
 
 
 #: Largest body an OAuth request needs (a registration's metadata, a token request's form).
@@ -162,7 +177,15 @@ class ConsentHandler(ScrubbedLogs, JupyterHandler):
     def initialize(self, host: OAuthHost) -> None:
         self.host = host
 
+    def _refuse_others(self) -> None:
+        """On a JupyterHub single-user server only its owner answers (docs/jupyterhub.md says why)."""
+        hub = hub_server()
+        refusal = hub.grant_refusal(self.current_user) if hub is not None else None
+        if refusal:
+            raise web.HTTPError(403, refusal)
+
     async def _pending(self) -> tuple[Any, Any]:
+        self._refuse_others()
         server = await self.host.authorization_server()
         pending = server.store.pending.get(self.get_argument("request", ""))
         if pending is None:
@@ -188,7 +211,7 @@ class ConsentHandler(ScrubbedLogs, JupyterHandler):
         level = self.get_argument("level", "")
         if level not in LEVELS:
             raise web.HTTPError(400, f"level must be one of {', '.join(LEVELS)}")
-        action, resource = _LEVEL_NEEDS[level]
+        action, resource = LEVEL_NEEDS[level]
         if not await ensure_async(self.authorizer.is_authorized(self, self.current_user, action, resource)):
             raise web.HTTPError(403, f"you may not {action} {resource} on this server, so you cannot grant it")
         folders = [""]
@@ -221,8 +244,6 @@ class ConsentHandler(ScrubbedLogs, JupyterHandler):
         self.redirect(target)
 
     def _page(self, pending: Any) -> str:
-        from urllib.parse import urlparse
-
         e = html.escape
         target = urlparse(pending.redirect_uri)
         where = target.hostname or target.scheme

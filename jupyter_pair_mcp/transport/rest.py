@@ -23,6 +23,7 @@ from jupyter_server.base.handlers import APIHandler
 from tornado import web
 
 from jupyter_pair_mcp.errors import Conflict, InvalidArgument, NotFound, PairMCPError, PermissionDenied, Unavailable
+from jupyter_pair_mcp.services.actors import name_person
 from jupyter_pair_mcp.services.steering import DEFAULT_ACTIVITY_LIMIT, Person, Steering, refuse_stop
 from jupyter_pair_mcp.transport.requestbody import Oversized, load
 from jupyter_pair_mcp.transport.scrub import ScrubbedLogs
@@ -75,8 +76,7 @@ class _Handler(ScrubbedLogs, APIHandler):
     @property
     def person(self) -> Person:
         user = self.current_user
-        username = str(getattr(user, "username", "") or "")
-        return Person(username, str(getattr(user, "display_name", "") or getattr(user, "name", "") or username))
+        return Person(str(getattr(user, "username", "") or ""), name_person(user))
 
     def body(self) -> dict[str, Any]:
         raw = self.request.body or b""
@@ -166,7 +166,7 @@ class AgentActionHandler(_Handler):
         async def work() -> dict[str, Any]:
             person = self.person
             if not self.steering.may_stop(person.username):
-                raise refuse_stop(person.username)
+                raise refuse_stop(person.name)
             path = self.text(self.body(), "path")
             if action == "stop":
                 return await self.steering.stop(key, path, person)

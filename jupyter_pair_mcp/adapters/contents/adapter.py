@@ -18,6 +18,7 @@ import logging
 import os
 import posixpath
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -376,7 +377,13 @@ def matcher(path_filter: str) -> tuple[str, Any]:
 
 
 async def walk_after(
-    contents: ContentsAdapter, after: str, *, accept: Any, limit: int, max_directories: int
+    contents: ContentsAdapter,
+    after: str,
+    *,
+    accept: Any,
+    limit: int,
+    max_directories: int,
+    enters: Callable[[str], bool] | None = None,
 ) -> tuple[list[Entry], int, bool]:
     """The first ``limit`` entries ``accept`` keeps after the path ``after`` ("" = from the root), depth
     first in listing order (a directory's files by name, then its directories): resumable from a path alone.
@@ -385,6 +392,7 @@ async def walk_after(
     paged listing costs what it walks, never the entries before it; and the order is fixed by the names,
     so the same files give the same pages. A directory that vanished meanwhile is skipped. Returns the
     entries, the directories listed (at most ``max_directories``) and whether the walk reached the end.
+    ``enters(path)`` False: the walk does not go into that directory (a grant's folders are elsewhere).
     """
     listed = 0
 
@@ -421,7 +429,11 @@ async def walk_after(
         entry = found[position]
         if accept(entry):
             kept.append(entry)
-        if entry.type == "directory" and not contents._is_link_outside(entry.path):
+        if (
+            entry.type == "directory"
+            and (enters is None or enters(entry.path))
+            and not contents._is_link_outside(entry.path)
+        ):
             if listed >= max_directories:
                 return kept, listed, False
             stack.append((await children(entry.path), 0))

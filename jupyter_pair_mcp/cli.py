@@ -1,0 +1,237 @@
+"""``jupyter pair-mcp``: the command line of jupyter-pair-mcp (docs/authorization.md, "Headless agents").
+
+``jupyter pair-mcp grant --level write --folder work --expires 30d --name ci-bot`` mints a headless grant (a
+token for a script or CI, shown once with the client command lines), ``grant list`` lists the person's grants,
+``grant revoke ID`` revokes one. Each talks to a running Jupyter server of this user, found through Jupyter's
+runtime files (``--url``, else the server whose root directory holds the current directory), over its REST API
+(``api/mcp/grants``) with that server's own token: the server keeps the grants file, and this command never
+writes it behind the server's back. With no server running it says so and exits with status 1.
+
+A ``JupyterApp`` with subcommands, so that later ones (``connect``) sit beside ``grant``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+
+from jupyter_core.application import JupyterApp
+from traitlets import Bool, List, Unicode
+
+#: ``--expires`` units.
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def say(text: str, file: Any = None) -> None:
+    """A line for the person (a command line's output is its interface, not a log)."""
+    (file or sys.stdout).write(f"{text}\n")
+
+
+class CommandError(Exception):
+    """What the person is told (on stderr) before the command exits with status 1."""
+
+
+def seconds(text: str) -> int:
+    """``30d``, ``12h``, ``90m``, ``3600`` (seconds) as seconds, or CommandError."""
+    found = re.fullmatch(r"\s*(\d+)\s*([smhdw]?)\s*", text)
+    if found is None:
+        raise CommandError(f"--expires {text!r}: give a number with a unit, like 30d, 12h or 90m")
+    return int(found[1]) * _UNITS[found[2] or "s"]
+
+
+def _inside(path: str, root: str) -> bool:
+    path, root = os.path.realpath(path), os.path.realpath(root)
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def choose_server(servers: list[dict[str, Any]], url: str, cwd: str) -> dict[str, Any]:
+    """The server ``url`` names (its URL's start), else the one whose root holds ``cwd`` (the deepest root)."""
+    if not servers:
+        raise CommandError(
+            "no running Jupyter server found for this user (start one with `jupyter lab` or `jupyter server`; "
+            "this command changes grants only through a running server)"
+        )
+    if url:
+        wanted = url.rstrip("/")
+        found = [s for s in servers if str(s.get("url", "")).rstrip("/").startswith(wanted)]
+        if not found:
+            known = ", ".join(str(s.get("url", "")) for s in servers)
+            raise CommandError(f"no running Jupyter server at {url} (running: {known})")
+        return found[0]
+    holding = [s for s in servers if _inside(cwd, str(s.get("root_dir", "")))]
+    if not holding:
+        known = ", ".join(f"{s.get('url', '')} (root {s.get('root_dir', '')})" for s in servers)
+        raise CommandError(f"no running Jupyter server's root holds {cwd}: choose one with --url (running: {known})")
+    return max(holding, key=lambda s: len(os.path.realpath(str(s.get("root_dir", "")))))
+
+
+def call(server: dict[str, Any], method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+    """One REST call to the server with its own token; its JSON answer, or CommandError with its message."""
+    url = str(server["url"]).rstrip("/") + "/" + path
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, method=method)
+    request.add_header("Authorization", f"token {server.get('token', '')}")
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as error:
+        try:
+            message = json.loads(error.read()).get("message", "")
+        except (ValueError, AttributeError):
+            message = ""
+        if error.code == 404 and not message:
+            message = "this server has no api/mcp/grants: is jupyter-pair-mcp enabled there, with enable_grants?"
+        raise CommandError(f"{method} {path}: HTTP {error.code}: {message or error.reason}") from None
+    except (urllib.error.URLError, OSError) as error:
+        raise CommandError(f"could not reach the Jupyter server at {server['url']}: {error}") from None
+
+
+def _when(stamp: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp)) if stamp else "never"
+
+
+class _ServerCommand(JupyterApp):
+    """Shared by the subcommands: which server, and how failures end the command."""
+
+    url = Unicode(
+        "",
+        config=True,
+        help="The server's URL (as `jupyter server list` shows it); default: the "
+        "running server whose root directory holds the current directory.",
+    )
+    json_output = Bool(False, config=True, help="Print the server's JSON answer instead of text.")
+    aliases = {"url": "_ServerCommand.url"}
+    flags = {"json": ({"_ServerCommand": {"json_output": True}}, "Print the server's JSON answer.")}
+
+    def server(self) -> dict[str, Any]:
+        from jupyter_server.serverapp import list_running_servers
+
+        return choose_server(list(list_running_servers(self.runtime_dir)), self.url, os.getcwd())
+
+    def start(self) -> None:
+        if self.subapp is not None:
+            self.subapp.start()
+            return
+        try:
+            self.run()
+        except CommandError as error:
+            say(f"jupyter pair-mcp: {error}", file=sys.stderr)
+            self.exit(1)
+
+    def run(self) -> None:
+        raise NotImplementedError
+
+
+class GrantList(_ServerCommand):
+    name = "jupyter-pair-mcp-grant-list"
+    description = "List your grants on the running Jupyter server (never their tokens)."
+
+    def run(self) -> None:
+        grants = call(self.server(), "GET", "api/mcp/grants")["grants"]
+        if self.json_output:
+            say(json.dumps(grants, indent=2))
+            return
+        if not grants:
+            say("no grants")
+        for g in grants:
+            where = ", ".join(g["folders"]) if g["folders"] != [""] else "whole server"
+            kind = "headless" if g.get("headless") else "OAuth"
+            propose = ", propose only" if g.get("propose_only") else ""
+            say(
+                f"{g['id']}  {g['client_name']} ({kind}) by {g.get('person_name') or g['person']}: {g['level']}, "
+                f"{where}{propose}; created {_when(g['created'])}, last used {_when(g['last_used'])}, "
+                f"expires {_when(g['expires'])}"
+            )
+
+
+class GrantRevoke(_ServerCommand):
+    name = "jupyter-pair-mcp-grant-revoke"
+    description = "Revoke a grant: its tokens stop working and its sessions and runs end at once."
+
+    def run(self) -> None:
+        if len(self.extra_args) != 1:
+            raise CommandError("name one grant: jupyter pair-mcp grant revoke ID (IDs: jupyter pair-mcp grant list)")
+        grant_id = self.extra_args[0]
+        if not re.fullmatch(r"[0-9a-f]{1,64}", grant_id):
+            raise CommandError(f"{grant_id!r} is not a grant id (jupyter pair-mcp grant list shows them)")
+        call(self.server(), "DELETE", f"api/mcp/grants/{grant_id}")
+        say(f"revoked {grant_id}")
+
+
+class GrantApp(_ServerCommand):
+    name = "jupyter-pair-mcp-grant"
+    description = (
+        "Mint a grant for a headless agent (CI, a script) on the running Jupyter server: its token is shown "
+        "once, with command lines that configure MCP clients with it. `grant list` and `grant revoke ID`."
+    )
+    examples = "jupyter pair-mcp grant --level write --folder work --expires 30d --name ci-bot"
+    subcommands = {
+        "list": (GrantList, GrantList.description),
+        "revoke": (GrantRevoke, GrantRevoke.description),
+    }
+
+    level = Unicode("read", config=True, help="read, write or execute.")
+    folder = List(Unicode(), config=True, help="A folder the grant reaches (repeat it); none: the whole server.")
+    expires = Unicode("30d", config=True, help="How long the token works: 30d, 12h, 90m (1 hour to 366 days).")
+    grant_name = Unicode("headless agent", config=True, help="The name people see for the agent.")
+    propose_only = Bool(False, config=True, help="Every edit of the agent becomes a suggestion to accept or reject.")
+    aliases = {
+        **_ServerCommand.aliases,
+        "level": "GrantApp.level",
+        "folder": "GrantApp.folder",
+        "expires": "GrantApp.expires",
+        "name": "GrantApp.grant_name",
+    }
+    flags = {
+        **_ServerCommand.flags,
+        "propose-only": ({"GrantApp": {"propose_only": True}}, "Every edit becomes a suggestion."),
+    }
+
+    def run(self) -> None:
+        if self.extra_args:
+            raise CommandError(f"unknown subcommand {self.extra_args[0]!r}: grant, grant list, grant revoke ID")
+        body = {
+            "level": self.level,
+            "folders": list(self.folder),
+            "expires": seconds(self.expires),
+            "name": self.grant_name,
+            "propose_only": self.propose_only,
+        }
+        minted = call(self.server(), "POST", "api/mcp/grants", body)
+        if self.json_output:
+            say(json.dumps(minted, indent=2))
+            return
+        grant = minted["grant"]
+        say(f"Grant {grant['id']} for {grant['client_name']!r}: {grant['level']}, expires {_when(grant['expires'])}.")
+        say("Its token, shown this once (keep it like a password):\n")
+        say(f"  {minted['token']}\n")
+        say(f"Claude Code:\n  {minted['commands']['claude']}\n")
+        say(f"mcp-remote (Claude Desktop and other stdio clients):\n{minted['commands']['mcp_remote']}\n")
+        say(f"Clients that speak HTTP with headers (VS Code, Cursor):\n{minted['commands']['http_json']}")
+
+
+class PairMCPApp(JupyterApp):
+    name = "jupyter-pair-mcp"
+    description = "jupyter-pair-mcp's command line: grants for headless agents on a running Jupyter server."
+    subcommands = {"grant": (GrantApp, GrantApp.description)}
+
+    def start(self) -> None:
+        if self.subapp is None:
+            self.print_help()
+            say("jupyter pair-mcp: name a subcommand (grant)", file=sys.stderr)
+            self.exit(2)
+        super().start()
+
+
+main = launch_new_instance = PairMCPApp.launch_instance
+
+if __name__ == "__main__":
+    main()
