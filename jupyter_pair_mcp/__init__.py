@@ -10,8 +10,11 @@ __all__ = ["__version__"]
 
 
 def _jupyter_server_extension_points() -> list[dict[str, Any]]:
+    from jupyter_pair_mcp.adapters.jupyterai import skip_unloadable_toolkit
     from jupyter_pair_mcp.app import JupyterPairMCP
 
+    # jupyter_server asks this while adding the extensions, before Jupyter AI's toolkit (docs/jupyter-ai.md)
+    skip_unloadable_toolkit()
     return [{"module": "jupyter_pair_mcp", "app": JupyterPairMCP}]
 
 

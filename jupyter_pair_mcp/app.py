@@ -19,10 +19,11 @@ from jupyter_core.paths import jupyter_data_dir, jupyter_path
 from jupyter_server.auth.identity import IdentityProvider, PasswordIdentityProvider
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.utils import url_path_join
-from traitlets import Bool, Float, Int, List, TraitError, Unicode, validate
+from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode, validate
 
 from jupyter_pair_mcp._version import __version__
 from jupyter_pair_mcp.adapters.contents.adapter import ContentsAdapter
+from jupyter_pair_mcp.adapters.jupyterai import MODES, JupyterAI, toolkit_problem
 from jupyter_pair_mcp.adapters.kernels.adapter import KernelsAdapter
 from jupyter_pair_mcp.adapters.rooms import RoomsAdapter, linear_ydoc
 from jupyter_pair_mcp.groups import GROUPS
@@ -36,6 +37,7 @@ from jupyter_pair_mcp.services.execution import ExecutionService
 from jupyter_pair_mcp.services.forks import ForkService
 from jupyter_pair_mcp.services.grants import GrantStore
 from jupyter_pair_mcp.services.history import HistoryService
+from jupyter_pair_mcp.services.jupyterai import CHAT_STOPPED, JupyterAIAccess, local_url
 from jupyter_pair_mcp.services.presence import PresenceService
 from jupyter_pair_mcp.services.steering import Steering
 from jupyter_pair_mcp.services.stops import STOPS_FILE, Stops
@@ -327,6 +329,18 @@ class JupyterPairMCP(Limits, ExtensionApp):
         once, and is replaced with each refresh) for a new pair. Default: 3600 (1 hour).""",
     ).tag(config=True)
 
+    jupyter_ai = Enum(
+        list(MODES),
+        "replace",
+        help="""What Jupyter AI's agents (its chat personas: Claude Code, Codex, Goose... over ACP) get as MCP servers,
+        when Jupyter AI 3 is installed: "replace" gives them this endpoint instead of Jupyter AI's own toolkit
+        (jupyter_server_mcp), so every edit they make to a notebook shows in people's presence and can be stopped,
+        reviewed and undone here; "add" gives them both (edits through the toolkit bypass all of that); "off"
+        changes nothing. They reach the endpoint with a credential the server mints at each start, held only in
+        its memory and accepted only from this host; each chat's persona is its own agent, named for the persona
+        and the person it answers (docs/jupyter-ai.md). Default: "replace".""",
+    ).tag(config=True)
+
     enable_test_fixtures = Bool(
         False,
         help="""Register the MCP conformance suite's fixture tools (test_reconnection). For testing
@@ -339,6 +353,8 @@ class JupyterPairMCP(Limits, ExtensionApp):
     _tool_groups_refused: str | None = None
     #: grants_only was asked without grants (initialize_settings refused to serve, like a refused tool_groups).
     _grants_refused = False
+    #: Jupyter AI is there but too old to tell chats apart (3.1): its agents keep its own servers.
+    _jupyter_ai_too_old = False
 
     @validate("tool_groups")
     def _validate_groups(self, proposal: Any) -> list[str]:
@@ -485,6 +501,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
             sessions=lambda: self._endpoint.runner.manager if self._endpoint is not None else None,
             stop_users=self.stop_agents_users,
             end_streams=lambda principal, where: self.subscriptions.end_streams(principal, where),
+            stopped=self._end_chat_turn,
         )
         self.subscriptions = SubscriptionManager(
             self.rooms,
@@ -509,6 +526,12 @@ class JupyterPairMCP(Limits, ExtensionApp):
                     presence=self.presence,
                 ).revoked
             )
+        self.jupyter_ai_access: JupyterAIAccess | None = None
+        jupyter_ai = JupyterAI(self.serverapp)
+        self._jupyter_ai_too_old = jupyter_ai.present and not jupyter_ai.identifies_chats
+        if self.jupyter_ai != "off" and jupyter_ai.present and not self._jupyter_ai_too_old and not self.serverapp.sock:
+            self.jupyter_ai_access = JupyterAIAccess(jupyter_ai)
+            self.jupyter_ai_access.cancelled = self._chat_turn_cancelled
         self._building: asyncio.Future[None] | None = None
         self._stopping: asyncio.Future[None] | None = None
         with contextlib.suppress(RuntimeError):
@@ -539,7 +562,60 @@ class JupyterPairMCP(Limits, ExtensionApp):
 
     def grant_of(self, token: str) -> Any:
         """The live grant a grant access token belongs to, or None (the /mcp handler's question)."""
+        access = getattr(self, "jupyter_ai_access", None)
+        minted = access.grant_of(token) if access is not None else None
+        if minted is not None:
+            return minted
         return self.grants.by_access(token) if self.grants is not None else None
+
+    def chat_grant(self, remote_ip: str | None, headers: Any) -> Any:
+        """The grant of the Jupyter AI chat persona a request names (None: refused; docs/jupyter-ai.md)."""
+        access = self.jupyter_ai_access
+        return access.chat_grant(remote_ip, headers) if access is not None else None
+
+    def _chat_turn_cancelled(self, grant_id: str) -> None:
+        """The chat's stop ended a Jupyter AI agent's turn: its runs in the rooms end too."""
+        self.execution.interrupt(lambda actor: getattr(actor, "grant", "") == grant_id, None, CHAT_STOPPED)
+
+    async def _end_chat_turn(self, actor: Any, path: str, person: Any) -> bool:
+        """A stopped agent that is a Jupyter AI chat's persona: its turn in the chat ends too."""
+        access = self.jupyter_ai_access
+        return await access.end_turn(actor, path, person) if access is not None else False
+
+    def _register_jupyter_ai(self) -> None:
+        """Give Jupyter AI's chats this endpoint (JupyterPairMCP.jupyter_ai), or say once why their toolkit
+        cannot load (it fails to import next to this package's mcp version)."""
+        problem = toolkit_problem()
+        access = self.jupyter_ai_access
+        if self._jupyter_ai_too_old and self.jupyter_ai != "off":
+            self.log.info(
+                "Jupyter AI: this version does not tell which chat an agent's call comes from, so its agents keep "
+                "its own MCP servers; jupyter-ai 3.2 or later gets them this endpoint (JupyterPairMCP.jupyter_ai)"
+            )
+        if access is not None:
+            assert self.serverapp is not None
+            url, own = local_url(
+                self.serverapp.ip, self.serverapp.port, self.serverapp.base_url, https=bool(self.serverapp.certfile)
+            )
+            access.own_addresses = own
+            access.jupyter_ai.register(access.entry(url), self.jupyter_ai, toolkit_loads=problem is None)
+            self.log.info(
+                "Jupyter AI: its chats' agents get this MCP endpoint (JupyterPairMCP.jupyter_ai=%r)", self.jupyter_ai
+            )
+        if problem is None:
+            return
+        if access is not None:
+            self.log.warning(
+                "%s; Jupyter AI's agents get this endpoint instead (JupyterPairMCP.jupyter_ai=%r)",
+                problem,
+                self.jupyter_ai,
+            )
+        else:
+            self.log.warning(
+                "%s; Jupyter AI's agents get no MCP server: set JupyterPairMCP.jupyter_ai to 'replace' to give them "
+                "this endpoint",
+                problem,
+            )
 
     async def authorization_server(self) -> AuthorizationServer:
         """The OAuth routes (the MCP SDK's), built on first use like the endpoint, whose import they share."""
@@ -599,6 +675,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
         if self._tool_groups_refused or self._grants_refused:
             return  # not loaded (initialize_settings said why): nothing to start
         self.rooms.configure_ystore()  # every extension is loaded now; no room is open yet
+        self._register_jupyter_ai()  # before the first await: no chat may open without it
         await self.endpoint()
         if self.freeze_startup_heap:  # last: the endpoint's objects are built now, and live as long
             freeze_startup_heap(self.log)

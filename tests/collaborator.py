@@ -81,7 +81,8 @@ class _Channel:
 
 class Collaborator:
     """``async with Collaborator(...) as c``: a synced replica of the room's document (kind "notebook" or
-    "file"), or, with kind "global", a JupyterLab tab in the global awareness room (path unused)."""
+    "file"; "chat": a Jupyter chat, its maps read from ``c.doc``), or, with kind "global", a JupyterLab tab in
+    the global awareness room (path unused)."""
 
     def __init__(
         self, server_root: str, base_url: str, token: str, path: str, kind: str = "notebook", sync_limit: float = 10
@@ -112,7 +113,7 @@ class Collaborator:
             self.room_id = GLOBAL_ROOM
             url = f"{ws_root}{self.base_url}api/collaboration/room/{self.room_id}"
         else:
-            fmt, kind = ("json", "notebook") if self.kind == "notebook" else ("text", "file")
+            fmt, kind = ("json", "notebook") if self.kind == "notebook" else ("text", self.kind)  # file, chat
             response = await AsyncHTTPClient().fetch(
                 f"{self.server_root}{self.base_url}api/collaboration/session/{quote(self.path)}",
                 method="PUT",

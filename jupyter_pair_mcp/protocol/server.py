@@ -49,6 +49,9 @@ document is reloaded from the file, replacing edits not yet saved, yours and peo
 these tools; a result's "notice" says when a file changed on disk or could not be saved.
 Inserting or updating code cells runs them unless exec=false, in the notebook's kernel, shared
 with the people on it (their variables, their runs); its working directory is the notebook's folder.
+Notes that name other notebook tools mean these: read_notebook is get_notebook, insert_cell is
+batch_insert_notebook_cells, edit_cell is batch_update_notebook_cells, delete_cell is
+batch_delete_notebook_cells, execute_cell is execute_notebook_cell.
 """
 
 

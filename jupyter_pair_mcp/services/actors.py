@@ -55,7 +55,9 @@ class Actor:
     @property
     def label(self) -> str:
         """The client's part of :attr:`name` (its initials are the agent's)."""
-        return self.name.removeprefix(f"{self.person}{SEPARATOR}") if self.person else self.name
+        if not self.person:
+            return self.name
+        return self.name.removeprefix(f"{self.person}{SEPARATOR}").removesuffix(f"{SEPARATOR}{self.person}")
 
     @property
     def origin(self) -> str:
@@ -98,6 +100,9 @@ class Actors:
             username, person, client = grant.person, grant.person_name, grant.client_name
         label = clean_name(self.agent_name, fallback="") or client or "AI agent"
         name = f"{person}{SEPARATOR}{label}" if person else label
+        if getattr(grant, "chat", ""):  # a Jupyter AI chat's persona: its name first ("Claude (Jupyter AI) · alice")
+            label = client
+            name = f"{label}{SEPARATOR}{person}" if person else label
         if grant is not None:
             key = grant_key(grant.id)
         elif session_id:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -81,6 +81,7 @@ class Steering:
         sessions: Callable[[], Any],
         stop_users: list[str] | None = None,
         end_streams: Callable[[str, Callable[[str], bool]], int] | None = None,
+        stopped: Callable[[Any, str, Person], Awaitable[bool]] | None = None,
     ) -> None:
         self.contents = contents
         self.rooms = rooms
@@ -93,6 +94,7 @@ class Steering:
         self.sessions = sessions  # the session manager once the endpoint is built, else None
         self.stop_users = list(stop_users or [])
         self.end_streams = end_streams  # (principal, document predicate): its listen streams' subscriptions end
+        self.stopped = stopped  # (actor, path, person): what else a stop ends (a Jupyter AI chat's turn)
 
     def may_stop(self, username: str) -> bool:
         """Whether the admin's list lets this person stop agents (they also need write permission)."""
@@ -210,7 +212,14 @@ class Steering:
                 if agent is not None and stop.matches(agent.actor):
                     self.presence.leave(agent.actor, room_id)
         log.info("A person stopped an MCP agent in a document (%d session(s) ended)", ended)
-        return {"stopped": True, "ended_sessions": ended, "interrupted": interrupted}
+        done: dict[str, Any] = {"stopped": True, "ended_sessions": ended, "interrupted": interrupted}
+        if self.stopped is not None:
+            try:
+                if await self.stopped(actor, path, person):
+                    done["ended_turn"] = True  # a Jupyter AI agent's chat turn (docs/jupyter-ai.md)
+            except Exception:  # the stop holds whatever else failed to end
+                log.exception("ending a stopped agent's chat turn failed")
+        return done
 
     async def allow(self, key: str, path: str, person: Person) -> dict[str, Any]:
         """Let a stopped agent work in the document again."""

@@ -58,6 +58,8 @@ class MCPHost(Protocol):
 
     def grant_of(self, token: str) -> Any: ...
 
+    def chat_grant(self, remote_ip: str | None, headers: Any) -> Any: ...
+
     @property
     def grants(self) -> Any: ...
 
@@ -76,6 +78,13 @@ UNAUTHENTICATED = (
 GRANTS_ONLY = (
     "this server accepts only grants on its MCP endpoint, not the server's token nor a login: connect through "
     "MCP authorization (the client opens a browser on Jupyter, where the person approves it)"
+)
+
+
+#: The 403 body for the Jupyter AI credential used from elsewhere, or for no chat persona open now.
+JUPYTER_AI_REFUSED = (
+    "this credential is Jupyter AI's: it works only from this server's host, for a persona of a chat open now "
+    "(the X-Jupyter-Chat-Id and X-JupyterAI-Persona-Id headers)"
 )
 
 
@@ -166,6 +175,10 @@ class MCPHandler(ScrubbedLogs, APIHandler):
         if self._grant is None:
             self._grant_refused = True
             raise web.HTTPError(401, "the grant token is invalid, expired or revoked: refresh it, or connect again")
+        if getattr(self._grant, "loopback_only", False):  # the credential minted for Jupyter AI (docs/jupyter-ai.md)
+            self._grant = self.extension.chat_grant(self.request.remote_ip, self.request.headers)
+            if self._grant is None:
+                raise web.HTTPError(403, JUPYTER_AI_REFUSED)
 
     async def _unauthenticated(self) -> web.HTTPError:
         """401 saying how to authenticate; under JupyterHub, with a hub token, and 403 for another user's."""
