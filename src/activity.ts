@@ -7,7 +7,13 @@ import { Dialog, showDialog, showErrorMessage } from '@jupyterlab/apputils';
 import { historyIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
-import { ApiError, fetchActivity, restoreVersion, undoAgent } from './api';
+import {
+  ApiError,
+  fetchActivity,
+  restoreVersion,
+  undoAgent,
+  undoRestore
+} from './api';
 import { DocumentPresence } from './document';
 import {
   cellLabel,
@@ -28,6 +34,9 @@ export class ActivityPanel extends Widget {
     super();
     this.id = 'jp-mcp-activity';
     this.addClass('jp-mcp-activity');
+    // A landmark, so assistive technology (and axe's "region" rule) finds the panel's content.
+    this.node.setAttribute('role', 'region');
+    this.node.setAttribute('aria-label', 'Agent activity');
     this.title.caption = 'Agent activity';
     this.title.icon = historyIcon;
     this.title.label = 'Agents';
@@ -54,6 +63,7 @@ export class ActivityPanel extends Widget {
     this._presence = presence;
     this._entries = [];
     this._latest = null;
+    this._undoable = null;
     this._error = '';
     presence?.changed.connect(this._onChange, this);
     this._render();
@@ -80,6 +90,7 @@ export class ActivityPanel extends Widget {
         }
         this._entries = mergeActivity(this._entries, activity.entries);
         this._latest = activity.latest ?? this._latest;
+        this._undoable = activity.undoable;
         this._error = '';
         if (!activity.more) {
           break;
@@ -141,7 +152,7 @@ export class ActivityPanel extends Widget {
       this._header.appendChild(error);
     }
     this._list.textContent = '';
-    const undoable = lastEdits(this._entries);
+    const undoable = lastEdits(this._entries, this._undoable);
     for (const entry of [...this._entries].reverse()) {
       this._list.appendChild(this._entry(entry, undoable.has(entry.seq)));
     }
@@ -206,11 +217,19 @@ export class ActivityPanel extends Widget {
       undo.className = 'jp-mcp-activity-undo';
       undo.dataset.mcpAgentKey = key;
       undo.textContent = 'Undo';
-      undo.title = `Undo ${entry.agentName}'s last edit of this document`;
+      undo.title = `Undo this edit of ${entry.agentName} (its latest not undone yet)`;
       undo.addEventListener(
         'click',
         () => void this._undo(key, entry.agentName)
       );
+      actions.appendChild(undo);
+    } else if (undoable && entry.kind === 'restore' && !entry.agentKey) {
+      const undo = document.createElement('button');
+      undo.type = 'button';
+      undo.className = 'jp-mcp-activity-undo jp-mcp-activity-undo-restore';
+      undo.textContent = 'Undo restore';
+      undo.title = 'Undo this restore (your latest in this document)';
+      undo.addEventListener('click', () => void this._undoRestore());
       actions.appendChild(undo);
     }
     if (entry.beforeVersion !== null) {
@@ -220,7 +239,7 @@ export class ActivityPanel extends Widget {
       restore.className = 'jp-mcp-activity-restore';
       restore.dataset.mcpVersion = version;
       restore.textContent = 'Restore before';
-      restore.title = `Restore the document as it was just before this edit (version ${version})`;
+      restore.title = `Take back the agents' changes since just before this edit (version ${version}); what people typed since stays`;
       restore.addEventListener('click', () => void this._restore(version));
       actions.appendChild(restore);
     }
@@ -246,9 +265,37 @@ export class ActivityPanel extends Widget {
       return;
     }
     await this._confirmed(
-      'Restore version',
-      `Restore ${presence.path} as it was at version ${version}? (The restore is itself a new version.)`,
-      () => restoreVersion(presence.path, version)
+      'Restore before this edit',
+      `Take back every agent change to ${presence.path} since version ${version}? What people typed since ` +
+        'stays, except in a cell an agent added since (it goes, with its content). ' +
+        'You can undo the restore from this panel.',
+      async () => {
+        const answer = (await restoreVersion(presence.path, version, true)) as {
+          user_edits_reverted?: unknown;
+        } | null;
+        const lost = Array.isArray(answer?.user_edits_reverted)
+          ? answer.user_edits_reverted.map(String)
+          : [];
+        if (lost.length) {
+          await showErrorMessage(
+            'Restore before this edit',
+            `Cells an agent had added, with what people typed in them, were removed: ${lost.join(', ')}. ` +
+              'Undo the restore from the activity panel to bring them back.'
+          );
+        }
+      }
+    );
+  }
+
+  private async _undoRestore(): Promise<void> {
+    const presence = this._presence;
+    if (!presence) {
+      return;
+    }
+    await this._confirmed(
+      'Undo restore',
+      `Undo your latest restore of ${presence.path}? (What people typed since stays.)`,
+      () => undoRestore(presence.path)
     );
   }
 
@@ -279,6 +326,7 @@ export class ActivityPanel extends Widget {
   private _presence: DocumentPresence | null = null;
   private _entries: IActivityEntry[] = [];
   private _latest: number | null = null;
+  private _undoable: number[] | null = null;
   private _loading = false;
   private _error = '';
   private _timer: ReturnType<typeof setTimeout> | null = null;
