@@ -17,6 +17,7 @@ from .conftest import SEEN, OpenPage, source_lines
 pytestmark = pytest.mark.usefixtures("extension_built")
 
 AGENT = Implementation(name="PanelAgent", version="1")
+UNDO = "button.jp-mcp-activity-undo"  # (an undo entry's <li> has the class too)
 
 
 async def edit(agent: Any, path: str, cell_id: str, content: str) -> None:
@@ -90,19 +91,15 @@ async def test_the_undo_button_moves_to_the_next_undoable_edit_after_an_undo(
         await edit(agent, path, "cell-0", "x = 'first'")
         await edit(agent, path, "cell-1", "x = 'second'")
         await page.locator(".jp-mcp-activity-open").first.click()
-        buttons = page.locator("button.jp-mcp-activity-undo")
-        await expect(entry_of(page, "edit", "cell-1").locator("button.jp-mcp-activity-undo")).to_have_count(
-            1, timeout=SEEN
-        )
+        buttons = page.locator(UNDO)
+        await expect(entry_of(page, "edit", "cell-1").locator(UNDO)).to_have_count(1, timeout=SEEN)
         await expect(buttons).to_have_count(1)
         await buttons.click()
         await confirm(page)
         await expect(source_lines(page, 1)).to_have_text(["x = 1"], timeout=SEEN)
         # The button now sits on the edit the next undo takes back, and says so by where it is.
-        await expect(entry_of(page, "edit", "cell-0").locator("button.jp-mcp-activity-undo")).to_have_count(
-            1, timeout=SEEN
-        )
-        await expect(entry_of(page, "edit", "cell-1").locator("button.jp-mcp-activity-undo")).to_have_count(0)
+        await expect(entry_of(page, "edit", "cell-0").locator(UNDO)).to_have_count(1, timeout=SEEN)
+        await expect(entry_of(page, "edit", "cell-1").locator(UNDO)).to_have_count(0)
         await expect(buttons).to_have_count(1)
         await buttons.click()
         await confirm(page)
