@@ -13,12 +13,14 @@ import { DocumentRegistry, IDocumentWidget } from '@jupyterlab/docregistry';
 import { IEditorTracker } from '@jupyterlab/fileeditor';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { ITranslator } from '@jupyterlab/translation';
 import { DisposableDelegate, IDisposable } from '@lumino/disposable';
 import { MessageLoop } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
 import { ActivityPanel } from './activity';
 import { DocumentPresence } from './document';
+import { setTranslator } from './i18n';
 import { DocumentReview } from './review';
 import { followReviewSetting, PLUGIN_ID } from './settings';
 
@@ -56,13 +58,15 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description:
     'Shows the people and AI agents in a document, where the agents work, and what they did.',
   autoStart: true,
-  optional: [INotebookTracker, IEditorTracker, ISettingRegistry],
+  optional: [INotebookTracker, IEditorTracker, ISettingRegistry, ITranslator],
   activate: (
     app: JupyterFrontEnd,
     notebooks: INotebookTracker | null,
     editors: IEditorTracker | null,
-    settings: ISettingRegistry | null
+    settings: ISettingRegistry | null,
+    translator: ITranslator | null
   ) => {
+    setTranslator(translator);
     if (settings) {
       void followReviewSetting(settings);
     }
