@@ -15,6 +15,7 @@ import {
   undoRestore
 } from './api';
 import { DocumentPresence } from './document';
+import { trans } from './i18n';
 import {
   cellLabel,
   IActivityEntry,
@@ -36,10 +37,10 @@ export class ActivityPanel extends Widget {
     this.addClass('jp-mcp-activity');
     // A landmark, so assistive technology (and axe's "region" rule) finds the panel's content.
     this.node.setAttribute('role', 'region');
-    this.node.setAttribute('aria-label', 'Agent activity');
-    this.title.caption = 'Agent activity';
+    this.node.setAttribute('aria-label', trans.__('Agent activity'));
+    this.title.caption = trans.__('Agent activity');
     this.title.icon = historyIcon;
-    this.title.label = 'Agents';
+    this.title.label = trans.__('Agents');
     this._header = document.createElement('div');
     this._header.className = 'jp-mcp-activity-header';
     this._list = document.createElement('ol');
@@ -100,7 +101,9 @@ export class ActivityPanel extends Widget {
       if (presence === this._presence) {
         this._error =
           error instanceof ApiError && error.status === 404 && !error.explained
-            ? 'This server keeps no agent activity (its jupyter-pair-mcp is older than this panel).'
+            ? trans.__(
+                'This server keeps no agent activity (its jupyter-pair-mcp is older than this panel).'
+              )
             : error instanceof Error
               ? error.message
               : String(error);
@@ -142,8 +145,8 @@ export class ActivityPanel extends Widget {
   private _render(): void {
     const presence = this._presence;
     this._header.textContent = presence
-      ? `Agent activity in ${presence.path}`
-      : 'Open a notebook or file to see what agents did in it.';
+      ? trans.__('Agent activity in %1', presence.path)
+      : trans.__('Open a notebook or file to see what agents did in it.');
     this._header.setAttribute('data-mcp-path', presence?.path ?? '');
     if (this._error) {
       const error = document.createElement('div');
@@ -159,7 +162,7 @@ export class ActivityPanel extends Widget {
     if (presence && !this._entries.length && !this._error) {
       const empty = document.createElement('li');
       empty.className = 'jp-mcp-activity-empty';
-      empty.textContent = 'No agent activity yet.';
+      empty.textContent = trans.__('No agent activity yet.');
       this._list.appendChild(empty);
     }
   }
@@ -185,7 +188,7 @@ export class ActivityPanel extends Widget {
       entry.by && !/^[0-9a-f]{32}$/i.test(entry.by) ? entry.by : 'a person';
     who.textContent = entry.by ? `${by} → ${entry.agentName}` : entry.agentName;
     who.title = entry.client
-      ? `${entry.agentName} (client: ${entry.client})`
+      ? trans.__('%1 (client: %2)', entry.agentName, entry.client)
       : entry.agentName;
     const kind = document.createElement('span');
     kind.className = 'jp-mcp-activity-kind';
@@ -203,7 +206,7 @@ export class ActivityPanel extends Widget {
       button.className = 'jp-mcp-activity-cell';
       button.dataset.cellId = cell.cellId;
       button.textContent = cellLabel(cell);
-      button.title = `Show ${cellLabel(cell)}`;
+      button.title = trans.__('Show %1', cellLabel(cell));
       button.addEventListener(
         'click',
         () => void this._presence?.showCell(cell.cellId)
@@ -216,8 +219,11 @@ export class ActivityPanel extends Widget {
       undo.type = 'button';
       undo.className = 'jp-mcp-activity-undo';
       undo.dataset.mcpAgentKey = key;
-      undo.textContent = 'Undo';
-      undo.title = `Undo this edit of ${entry.agentName} (its latest not undone yet)`;
+      undo.textContent = trans.__('Undo');
+      undo.title = trans.__(
+        'Undo this edit of %1 (its latest not undone yet)',
+        entry.agentName
+      );
       undo.addEventListener(
         'click',
         () => void this._undo(key, entry.agentName)
@@ -227,8 +233,8 @@ export class ActivityPanel extends Widget {
       const undo = document.createElement('button');
       undo.type = 'button';
       undo.className = 'jp-mcp-activity-undo jp-mcp-activity-undo-restore';
-      undo.textContent = 'Undo restore';
-      undo.title = 'Undo this restore (your latest in this document)';
+      undo.textContent = trans.__('Undo restore');
+      undo.title = trans.__('Undo this restore (your latest in this document)');
       undo.addEventListener('click', () => void this._undoRestore());
       actions.appendChild(undo);
     }
@@ -238,8 +244,11 @@ export class ActivityPanel extends Widget {
       restore.type = 'button';
       restore.className = 'jp-mcp-activity-restore';
       restore.dataset.mcpVersion = version;
-      restore.textContent = 'Restore before';
-      restore.title = `Take back the agents' changes since just before this edit (version ${version}); what people typed since stays`;
+      restore.textContent = trans.__('Restore before');
+      restore.title = trans.__(
+        "Take back the agents' changes since just before this edit (version %1); what people typed since stays",
+        version
+      );
       restore.addEventListener('click', () => void this._restore(version));
       actions.appendChild(restore);
     }
@@ -253,8 +262,12 @@ export class ActivityPanel extends Widget {
       return;
     }
     await this._confirmed(
-      'Undo agent edit',
-      `Undo ${name}'s last edit of ${presence.path}? (What people typed since stays.)`,
+      trans.__('Undo agent edit'),
+      trans.__(
+        "Undo %1's last edit of %2? (What people typed since stays.)",
+        name,
+        presence.path
+      ),
       () => undoAgent(presence.path, agent)
     );
   }
@@ -265,10 +278,12 @@ export class ActivityPanel extends Widget {
       return;
     }
     await this._confirmed(
-      'Restore before this edit',
-      `Take back every agent change to ${presence.path} since version ${version}? What people typed since ` +
-        'stays, except in a cell an agent added since (it goes, with its content). ' +
-        'You can undo the restore from this panel.',
+      trans.__('Restore before this edit'),
+      trans.__(
+        'Take back every agent change to %1 since version %2? What people typed since stays, except in a cell an agent added since (it goes, with its content). You can undo the restore from this panel.',
+        presence.path,
+        version
+      ),
       async () => {
         const answer = (await restoreVersion(presence.path, version, true)) as {
           user_edits_reverted?: unknown;
@@ -278,9 +293,11 @@ export class ActivityPanel extends Widget {
           : [];
         if (lost.length) {
           await showErrorMessage(
-            'Restore before this edit',
-            `Cells an agent had added, with what people typed in them, were removed: ${lost.join(', ')}. ` +
-              'Undo the restore from the activity panel to bring them back.'
+            trans.__('Restore before this edit'),
+            trans.__(
+              'Cells an agent had added, with what people typed in them, were removed: %1. Undo the restore from the activity panel to bring them back.',
+              lost.join(', ')
+            )
           );
         }
       }
@@ -293,8 +310,11 @@ export class ActivityPanel extends Widget {
       return;
     }
     await this._confirmed(
-      'Undo restore',
-      `Undo your latest restore of ${presence.path}? (What people typed since stays.)`,
+      trans.__('Undo restore'),
+      trans.__(
+        'Undo your latest restore of %1? (What people typed since stays.)',
+        presence.path
+      ),
       () => undoRestore(presence.path)
     );
   }
@@ -307,7 +327,10 @@ export class ActivityPanel extends Widget {
     const result = await showDialog({
       title,
       body,
-      buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'OK' })]
+      buttons: [
+        Dialog.cancelButton(),
+        Dialog.warnButton({ label: trans.__('OK') })
+      ]
     });
     if (!result.button.accept) {
       return;

@@ -11,16 +11,15 @@ import {
 /** The gettext domain of this extension's strings (its Python package's name). */
 export const DOMAIN = 'jupyter_pair_mcp';
 
-let bundle: TranslationBundle = nullTranslator.load(DOMAIN);
+/**
+ * The current translation bundle: `trans.__('Stop %1', name)` (a live binding: importers see the one
+ * `setTranslator` sets; named `trans` so JupyterLab's string extractor finds the strings).
+ */
+export let trans: TranslationBundle = nullTranslator.load(DOMAIN);
 
 /** Use this translator from now on. */
 export function setTranslator(translator: ITranslator | null): void {
-  bundle = (translator ?? nullTranslator).load(DOMAIN);
-}
-
-/** The current translation bundle: `trans().__('Stop %1', name)`. */
-export function trans(): TranslationBundle {
-  return bundle;
+  trans = (translator ?? nullTranslator).load(DOMAIN);
 }
 
 /** Black or white, whichever reads better on `color` (WCAG contrast), for text on a coloured badge. */

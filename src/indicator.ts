@@ -54,7 +54,7 @@ export class Indicator extends Widget {
     this.node.setAttribute('role', 'group');
     this.node.setAttribute(
       'aria-label',
-      trans().__('People and agents in this document')
+      trans.__('People and agents in this document')
     );
   }
 
@@ -124,8 +124,8 @@ export class Indicator extends Widget {
       'jp-mcp-activity-open jp-ToolbarButtonComponent',
       {
         type: 'button',
-        title: trans().__('Show what agents did in this document'),
-        'aria-label': trans().__('Show agent activity')
+        title: trans.__('Show what agents did in this document'),
+        'aria-label': trans.__('Show agent activity')
       }
     );
     activity.textContent = '⟲';
@@ -155,7 +155,7 @@ export class Indicator extends Widget {
     const jumpable = p.kind === 'agent' && state.cells && p.cellId !== null;
     const avatar = element(jumpable ? 'button' : 'span', 'jp-mcp-avatar', {
       title: jumpable
-        ? trans().__('%1 — click to show its cell', description)
+        ? trans.__('%1 — click to show its cell', description)
         : description,
       'aria-label': description
     });
@@ -178,7 +178,7 @@ export class Indicator extends Widget {
       const badge = element('span', 'jp-mcp-agent-badge', {
         'aria-hidden': 'true'
       });
-      badge.textContent = trans().__('AI');
+      badge.textContent = trans.__('AI');
       avatar.appendChild(badge);
     }
     item.appendChild(avatar);
@@ -190,11 +190,11 @@ export class Indicator extends Widget {
           'aria-pressed': String(following),
           'data-mcp-agent-key': p.key,
           title: following
-            ? trans().__('Stop following %1', isolated(p.name))
-            : trans().__('Follow %1: keep its cell in view', isolated(p.name)),
+            ? trans.__('Stop following %1', isolated(p.name))
+            : trans.__('Follow %1: keep its cell in view', isolated(p.name)),
           'aria-label': following
-            ? trans().__('Stop following %1', isolated(p.name))
-            : trans().__('Follow %1', isolated(p.name))
+            ? trans.__('Stop following %1', isolated(p.name))
+            : trans.__('Follow %1', isolated(p.name))
         });
         follow.dataset.mcpFocus = `follow:${p.key}`;
         follow.textContent = following ? '◉' : '○';
@@ -215,12 +215,12 @@ export class Indicator extends Widget {
 
   private _stopped(agent: IAgentStatus, state: IIndicatorState): HTMLElement {
     const label = agent.client
-      ? trans().__(
+      ? trans.__(
           '%1, AI agent (client: %2), stopped',
           isolated(agent.name),
           isolated(agent.client)
         )
-      : trans().__('%1, AI agent, stopped', isolated(agent.name));
+      : trans.__('%1, AI agent, stopped', isolated(agent.name));
     const item = element(
       'li',
       'jp-mcp-participant jp-mcp-agent jp-mcp-stopped',
@@ -248,8 +248,8 @@ export class Indicator extends Widget {
 
   private _stopButton(key: string, name: string, stop: boolean): HTMLElement {
     const text = stop
-      ? trans().__('Stop %1 in this document', isolated(name))
-      : trans().__('Allow %1 in this document again', isolated(name));
+      ? trans.__('Stop %1 in this document', isolated(name))
+      : trans.__('Allow %1 in this document again', isolated(name));
     const button = element('button', stop ? 'jp-mcp-stop' : 'jp-mcp-allow', {
       type: 'button',
       'data-mcp-agent-key': key,
@@ -260,7 +260,7 @@ export class Indicator extends Widget {
     const icon = element('span', 'jp-mcp-stop-icon', { 'aria-hidden': 'true' });
     icon.textContent = stop ? '■' : '▶';
     const word = element('span', 'jp-mcp-stop-word', { 'aria-hidden': 'true' });
-    word.textContent = stop ? trans().__('Stop') : trans().__('Allow');
+    word.textContent = stop ? trans.__('Stop') : trans.__('Allow');
     button.append(icon, word);
     // Stop and Allow of one agent share a focus key: after a stop, focus lands on its Allow.
     button.dataset.mcpFocus = `stop:${key}`;
@@ -274,19 +274,19 @@ export class Indicator extends Widget {
     state: IIndicatorState
   ): HTMLElement {
     const text = point.message
-      ? trans().__(
+      ? trans.__(
           '%1 points at a cell: %2',
           isolated(agent.name),
           isolated(point.message)
         )
-      : trans().__('%1 points at a cell', isolated(agent.name));
+      : trans.__('%1 points at a cell', isolated(agent.name));
     const notice = element(
       state.cells ? 'button' : 'span',
       'jp-mcp-point-notice',
       {
         'data-mcp-agent-key': agent.key,
         'data-cell-id': point.cellId,
-        title: state.cells ? trans().__('%1 — click to show it', text) : text,
+        title: state.cells ? trans.__('%1 — click to show it', text) : text,
         'aria-label': text
       }
     );

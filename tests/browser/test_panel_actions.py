@@ -106,3 +106,41 @@ async def test_the_undo_button_moves_to_the_next_undoable_edit_after_an_undo(
         await expect(source_lines(page, 0)).to_have_text(["x = 0"], timeout=SEEN)
         await expect(source_lines(page, 1)).to_have_text(["x = 1"], timeout=SEEN)
         await expect(buttons).to_have_count(0, timeout=SEEN)
+
+
+async def propose(agent: Any, path: str, cell_id: str, content: str) -> str:
+    result = await call_tool(
+        agent,
+        "batch_update_notebook_cells",
+        path=path,
+        propose=True,
+        updates=[{"cell_id": cell_id, "content": content}],
+    )
+    return str(result["suggestion"]["id"])
+
+
+async def test_a_suggestion_in_conflict_stays_shown_with_reject(
+    lab_page: OpenPage, mcp_client: Callable[..., Any], make_notebook: Callable[..., str]
+) -> None:
+    """Two proposals change the same text; accepting one turns the other into a conflict, which stays on its
+    cell with the reason and Reject (docs/review.md), until the person rejects it."""
+    from playwright.async_api import expect
+
+    path = make_notebook("conflict.ipynb", count=3)
+    page = await lab_page(path)
+    async with mcp_client(client_info=AGENT) as agent:
+        first = await propose(agent, path, "cell-1", "x = 'first'")
+        second = await propose(agent, path, "cell-1", "x = 'second'")
+        block = page.locator(f".jp-mcp-suggestion[data-mcp-suggestion-id='{first}']")
+        other = page.locator(f".jp-mcp-suggestion[data-mcp-suggestion-id='{second}']")
+        await expect(other).to_be_visible(timeout=SEEN)
+        await block.locator(".jp-mcp-suggestion-accept").first.click()
+        await expect(source_lines(page, 1)).to_have_text(["x = 'first'"], timeout=SEEN)
+        state = (await call_tool(agent, "get_suggestion", suggestion_id=second))["state"]
+        assert state == "conflict", state
+        await expect(other).to_have_attribute("data-mcp-state", "conflict", timeout=SEEN)
+        await expect(other.locator(".jp-mcp-suggestion-accept")).to_have_count(0)
+        await other.locator(".jp-mcp-suggestion-reject").first.click()
+        await expect(other).to_have_count(0, timeout=SEEN)
+        assert (await call_tool(agent, "get_suggestion", suggestion_id=second))["state"] == "rejected"
+        await expect(source_lines(page, 1)).to_have_text(["x = 'first'"])
