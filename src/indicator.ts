@@ -11,6 +11,9 @@ import { inkOn, trans } from './i18n';
 import { describe, IParticipant, IPoint, isolated } from './model';
 import { IAgentStatus } from './rest';
 
+/** Milliseconds a control that vanished in a redraw gets its focus back when it reappears. */
+const FOCUS_WAIT = 10_000;
+
 /** What the indicator shows. */
 export interface IIndicatorState {
   people: IParticipant[];
@@ -97,10 +100,21 @@ export class Indicator extends Widget {
     // Redrawing replaces the buttons: the one that had keyboard focus gets it back (its successor: Stop
     // becomes Allow), so toggling follow or stop never drops focus to the page.
     const active = document.activeElement;
-    const focused =
+    let focused =
       active instanceof HTMLElement && node.contains(active)
         ? (active.dataset.mcpFocus ?? null)
         : null;
+    // A control that vanished for a redraw or two (a stopped agent leaves before the server lists it as
+    // stopped, with its Allow): focus waited on the activity button and goes to it when it is back.
+    const waiting = this._pendingFocus;
+    if (
+      focused === 'activity' &&
+      waiting !== null &&
+      Date.now() < waiting.until
+    ) {
+      focused = waiting.key;
+    }
+    this._pendingFocus = null;
     node.textContent = '';
     node.dataset.mcpCount = String(state.people.length);
     const list = element('ul', 'jp-mcp-participants', { role: 'list' });
@@ -137,6 +151,9 @@ export class Indicator extends Widget {
         node.querySelectorAll<HTMLElement>('[data-mcp-focus]')
       ).find(element => element.dataset.mcpFocus === focused);
       (again ?? activity).focus();
+      if (!again && focused !== 'activity') {
+        this._pendingFocus = { key: focused, until: Date.now() + FOCUS_WAIT };
+      }
     }
   }
 
@@ -306,4 +323,5 @@ export class Indicator extends Widget {
   }
 
   private _signature = '';
+  private _pendingFocus: { key: string; until: number } | null = null;
 }
