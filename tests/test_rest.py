@@ -204,6 +204,9 @@ async def test_a_stop_interrupts_the_agents_run_in_the_document(
             # Either era, the call itself says why (a stateful session ends once that answer is sent).
             result = await running
             assert result.is_error and STOPPED in result.content[0].text, result
+            # And the cell says its run was stopped, and by whom, to the people looking at it.
+            outputs = (await call_tool(other, "get_notebook", path=path))["cells"][0]["outputs"]
+            assert "stopped Looper" in str(outputs) and "started" in str(outputs), outputs
         # the kernel is free again: another agent's run answers within its 30 s timeout (the sleep was 600 s)
         quick = await call_tool(other, "execute_notebook_cell", path=path, cell_id="quick")
         assert quick["status"] == "ok"

@@ -194,7 +194,8 @@ class Steering:
         # Its runs first (cells and scratch code, in calls or MCP tasks, through any name of the file): ending a
         # session cancels its calls, and a run stopped here tells its call (or its task's result) why.
         where = self.stops.where(path)
-        interrupted = self.execution.interrupt(stop.matches, where, message(stop))
+        note = f"{person.name} stopped {actor.name} in this document"
+        interrupted = self.execution.interrupt(stop.matches, where, message(stop), note)
         if self.end_streams is not None and getattr(actor, "grant", None) and stop.principal:
             # A grant's credential is the agent's own; the server's token may be shared by other agents, whose
             # streams it does not name apart (a legacy session's subscriptions end with the session below).
