@@ -58,6 +58,7 @@ class AgentStopped(PermissionDenied):
     """A person stopped this agent in a document; its calls there are refused until they allow it again."""
 
     kind = "agent_stopped"
+    note = ""  # a stopped run's: what its cell says of the stop, for people (services/execution.py)
 
 
 class Conflict(PairMCPError):

@@ -7,8 +7,15 @@ import { Dialog, showDialog, showErrorMessage } from '@jupyterlab/apputils';
 import { historyIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
-import { ApiError, fetchActivity, restoreVersion, undoAgent } from './api';
+import {
+  ApiError,
+  fetchActivity,
+  restoreVersion,
+  undoAgent,
+  undoRestore
+} from './api';
 import { DocumentPresence } from './document';
+import { trans } from './i18n';
 import {
   cellLabel,
   IActivityEntry,
@@ -34,9 +41,12 @@ export class ActivityPanel extends Widget {
     super();
     this.id = 'jp-mcp-activity';
     this.addClass('jp-mcp-activity');
-    this.title.caption = 'Agent activity';
+    // A landmark, so assistive technology (and axe's "region" rule) finds the panel's content.
+    this.node.setAttribute('role', 'region');
+    this.node.setAttribute('aria-label', trans.__('Agent activity'));
+    this.title.caption = trans.__('Agent activity');
     this.title.icon = historyIcon;
-    this.title.label = 'Agents';
+    this.title.label = trans.__('Agents');
     this._header = document.createElement('div');
     this._header.className = 'jp-mcp-activity-header';
     this._list = document.createElement('ol');
@@ -70,6 +80,7 @@ export class ActivityPanel extends Widget {
     this._presence = presence;
     this._entries = [];
     this._latest = null;
+    this._undoable = null;
     this._error = '';
     presence?.changed.connect(this._onChange, this);
     this._render();
@@ -96,6 +107,7 @@ export class ActivityPanel extends Widget {
         }
         this._entries = mergeActivity(this._entries, activity.entries);
         this._latest = activity.latest ?? this._latest;
+        this._undoable = activity.undoable;
         this._error = '';
         if (!activity.more) {
           break;
@@ -105,7 +117,9 @@ export class ActivityPanel extends Widget {
       if (presence === this._presence) {
         this._error =
           error instanceof ApiError && error.status === 404 && !error.explained
-            ? 'This server keeps no agent activity (its jupyter-pair-mcp is older than this panel).'
+            ? trans.__(
+                'This server keeps no agent activity (its jupyter-pair-mcp is older than this panel).'
+              )
             : error instanceof Error
               ? error.message
               : String(error);
@@ -148,8 +162,8 @@ export class ActivityPanel extends Widget {
   private _render(): void {
     const presence = this._presence;
     this._header.textContent = presence
-      ? `Agent activity in ${presence.path}`
-      : 'Open a notebook or file to see what agents did in it.';
+      ? trans.__('Agent activity in %1', presence.path)
+      : trans.__('Open a notebook or file to see what agents did in it.');
     this._header.setAttribute('data-mcp-path', presence?.path ?? '');
     if (this._error) {
       const error = document.createElement('div');
@@ -158,14 +172,14 @@ export class ActivityPanel extends Widget {
       this._header.appendChild(error);
     }
     this._list.textContent = '';
-    const undoable = lastEdits(this._entries);
+    const undoable = lastEdits(this._entries, this._undoable);
     for (const entry of [...this._entries].reverse()) {
       this._list.appendChild(this._entry(entry, undoable.has(entry.seq)));
     }
     if (presence && !this._entries.length && !this._error) {
       const empty = document.createElement('li');
       empty.className = 'jp-mcp-activity-empty';
-      empty.textContent = 'No agent activity yet.';
+      empty.textContent = trans.__('No agent activity yet.');
       this._list.appendChild(empty);
     }
   }
@@ -191,7 +205,7 @@ export class ActivityPanel extends Widget {
       entry.by && !/^[0-9a-f]{32}$/i.test(entry.by) ? entry.by : 'a person';
     who.textContent = entry.by ? `${by} → ${entry.agentName}` : entry.agentName;
     who.title = entry.client
-      ? `${entry.agentName} (client: ${entry.client})`
+      ? trans.__('%1 (client: %2)', entry.agentName, entry.client)
       : entry.agentName;
     const kind = document.createElement('span');
     kind.className = 'jp-mcp-activity-kind';
@@ -209,7 +223,7 @@ export class ActivityPanel extends Widget {
       button.className = 'jp-mcp-activity-cell';
       button.dataset.cellId = cell.cellId;
       button.textContent = cellLabel(cell);
-      button.title = `Show ${cellLabel(cell)}`;
+      button.title = trans.__('Show %1', cellLabel(cell));
       button.addEventListener(
         'click',
         () => void this._presence?.showCell(cell.cellId)
@@ -222,12 +236,23 @@ export class ActivityPanel extends Widget {
       undo.type = 'button';
       undo.className = 'jp-mcp-activity-undo';
       undo.dataset.mcpAgentKey = key;
-      undo.textContent = 'Undo';
-      undo.title = `Undo ${entry.agentName}'s last edit of this document`;
+      undo.textContent = trans.__('Undo');
+      undo.title = trans.__(
+        'Undo this edit of %1 (its latest not undone yet)',
+        entry.agentName
+      );
       undo.addEventListener(
         'click',
         () => void this._undo(key, entry.agentName)
       );
+      actions.appendChild(undo);
+    } else if (undoable && entry.kind === 'restore' && !entry.agentKey) {
+      const undo = document.createElement('button');
+      undo.type = 'button';
+      undo.className = 'jp-mcp-activity-undo jp-mcp-activity-undo-restore';
+      undo.textContent = trans.__('Undo restore');
+      undo.title = trans.__('Undo this restore (your latest in this document)');
+      undo.addEventListener('click', () => void this._undoRestore());
       actions.appendChild(undo);
     }
     if (entry.beforeVersion !== null) {
@@ -236,8 +261,11 @@ export class ActivityPanel extends Widget {
       restore.type = 'button';
       restore.className = 'jp-mcp-activity-restore';
       restore.dataset.mcpVersion = version;
-      restore.textContent = 'Restore before';
-      restore.title = `Restore the document as it was just before this edit (version ${version})`;
+      restore.textContent = trans.__('Restore before');
+      restore.title = trans.__(
+        "Take back the agents' changes since just before this edit (version %1); what people typed since stays",
+        version
+      );
       restore.addEventListener('click', () => void this._restore(version));
       actions.appendChild(restore);
     }
@@ -251,8 +279,12 @@ export class ActivityPanel extends Widget {
       return;
     }
     await this._confirmed(
-      'Undo agent edit',
-      `Undo ${name}'s last edit of ${presence.path}? (What people typed since stays.)`,
+      trans.__('Undo agent edit'),
+      trans.__(
+        "Undo %1's last edit of %2? (What people typed since stays.)",
+        name,
+        presence.path
+      ),
       () => undoAgent(presence.path, agent)
     );
   }
@@ -263,9 +295,44 @@ export class ActivityPanel extends Widget {
       return;
     }
     await this._confirmed(
-      'Restore version',
-      `Restore ${presence.path} as it was at version ${version}? (The restore is itself a new version.)`,
-      () => restoreVersion(presence.path, version)
+      trans.__('Restore before this edit'),
+      trans.__(
+        'Take back every agent change to %1 since version %2? What people typed since stays, except in a cell an agent added since (it goes, with its content). You can undo the restore from this panel.',
+        presence.path,
+        version
+      ),
+      async () => {
+        const answer = (await restoreVersion(presence.path, version, true)) as {
+          user_edits_reverted?: unknown;
+        } | null;
+        const lost = Array.isArray(answer?.user_edits_reverted)
+          ? answer.user_edits_reverted.map(String)
+          : [];
+        if (lost.length) {
+          await showErrorMessage(
+            trans.__('Restore before this edit'),
+            trans.__(
+              'Cells an agent had added, with what people typed in them, were removed: %1. Undo the restore from the activity panel to bring them back.',
+              lost.join(', ')
+            )
+          );
+        }
+      }
+    );
+  }
+
+  private async _undoRestore(): Promise<void> {
+    const presence = this._presence;
+    if (!presence) {
+      return;
+    }
+    await this._confirmed(
+      trans.__('Undo restore'),
+      trans.__(
+        'Undo your latest restore of %1? (What people typed since stays.)',
+        presence.path
+      ),
+      () => undoRestore(presence.path)
     );
   }
 
@@ -277,7 +344,10 @@ export class ActivityPanel extends Widget {
     const result = await showDialog({
       title,
       body,
-      buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'OK' })]
+      buttons: [
+        Dialog.cancelButton(),
+        Dialog.warnButton({ label: trans.__('OK') })
+      ]
     });
     if (!result.button.accept) {
       return;
@@ -297,6 +367,7 @@ export class ActivityPanel extends Widget {
   private _sections: ISection[] = [];
   private _entries: IActivityEntry[] = [];
   private _latest: number | null = null;
+  private _undoable: number[] | null = null;
   private _loading = false;
   private _error = '';
   private _timer: ReturnType<typeof setTimeout> | null = null;

@@ -106,12 +106,18 @@ export function undoAgent(path: string, agent: string): Promise<unknown> {
   return post('undo', { path, agent, count: 1 });
 }
 
-/** Restore a document's version. */
+/** Undo this person's own last restore of a document. */
+export function undoRestore(path: string): Promise<unknown> {
+  return post('undo', { path, restore: true });
+}
+
+/** Restore a document's version; `keepPeople`: take back only the agents' changes since it. */
 export function restoreVersion(
   path: string,
-  version: string
+  version: string,
+  keepPeople = false
 ): Promise<unknown> {
-  return post('restore', { path, version });
+  return post('restore', { path, version, keep_people_edits: keepPeople });
 }
 
 /** The suggestions on a document (api/mcp/suggestions; a 404 without a message: a server without review). */

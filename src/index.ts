@@ -21,6 +21,7 @@ import { Widget } from '@lumino/widgets';
 import { ActivityPanel } from './activity';
 import { DocumentPresence } from './document';
 import { GrantsView } from './grants';
+import { setTranslator } from './i18n';
 import { DocumentReview } from './review';
 import { followReviewSetting, PLUGIN_ID } from './settings';
 
@@ -66,6 +67,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     settings: ISettingRegistry | null,
     translator: ITranslator | null
   ) => {
+    setTranslator(translator);
     if (settings) {
       void followReviewSetting(settings);
     }

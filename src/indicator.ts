@@ -7,8 +7,12 @@
  */
 import { Widget } from '@lumino/widgets';
 
-import { describe, IParticipant, IPoint } from './model';
+import { inkOn, trans } from './i18n';
+import { describe, IParticipant, IPoint, isolated } from './model';
 import { IAgentStatus } from './rest';
+
+/** Milliseconds a control that vanished in a redraw gets its focus back when it reappears. */
+const FOCUS_WAIT = 10_000;
 
 /** What the indicator shows. */
 export interface IIndicatorState {
@@ -51,7 +55,10 @@ export class Indicator extends Widget {
     super();
     this.addClass('jp-mcp-indicator');
     this.node.setAttribute('role', 'group');
-    this.node.setAttribute('aria-label', 'People and agents in this document');
+    this.node.setAttribute(
+      'aria-label',
+      trans.__('People and agents in this document')
+    );
   }
 
   /** Redraw, unless nothing shown changed (awareness changes with every caret move). */
@@ -90,6 +97,24 @@ export class Indicator extends Widget {
 
   private _render(state: IIndicatorState): void {
     const node = this.node;
+    // Redrawing replaces the buttons: the one that had keyboard focus gets it back (its successor: Stop
+    // becomes Allow), so toggling follow or stop never drops focus to the page.
+    const active = document.activeElement;
+    let focused =
+      active instanceof HTMLElement && node.contains(active)
+        ? (active.dataset.mcpFocus ?? null)
+        : null;
+    // A control that vanished for a redraw or two (a stopped agent leaves before the server lists it as
+    // stopped, with its Allow): focus waited on the activity button and goes to it when it is back.
+    const waiting = this._pendingFocus;
+    if (
+      focused === 'activity' &&
+      waiting !== null &&
+      Date.now() < waiting.until
+    ) {
+      focused = waiting.key;
+    }
+    this._pendingFocus = null;
     node.textContent = '';
     node.dataset.mcpCount = String(state.people.length);
     const list = element('ul', 'jp-mcp-participants', { role: 'list' });
@@ -113,13 +138,23 @@ export class Indicator extends Widget {
       'jp-mcp-activity-open jp-ToolbarButtonComponent',
       {
         type: 'button',
-        title: 'Show what agents did in this document',
-        'aria-label': 'Show agent activity'
+        title: trans.__('Show what agents did in this document'),
+        'aria-label': trans.__('Show agent activity')
       }
     );
     activity.textContent = '⟲';
+    activity.dataset.mcpFocus = 'activity';
     activity.addEventListener('click', () => this._handlers.activity());
     node.appendChild(activity);
+    if (focused !== null) {
+      const again = Array.from(
+        node.querySelectorAll<HTMLElement>('[data-mcp-focus]')
+      ).find(element => element.dataset.mcpFocus === focused);
+      (again ?? activity).focus();
+      if (!again && focused !== 'activity') {
+        this._pendingFocus = { key: focused, until: Date.now() + FOCUS_WAIT };
+      }
+    }
   }
 
   private _participant(p: IParticipant, state: IIndicatorState): HTMLElement {
@@ -136,17 +171,22 @@ export class Indicator extends Widget {
     }
     const jumpable = p.kind === 'agent' && state.cells && p.cellId !== null;
     const avatar = element(jumpable ? 'button' : 'span', 'jp-mcp-avatar', {
-      title: jumpable ? `${description} — click to show its cell` : description,
+      title: jumpable
+        ? trans.__('%1 — click to show its cell', description)
+        : description,
       'aria-label': description
     });
     if (jumpable) {
       avatar.setAttribute('type', 'button');
+      avatar.dataset.mcpFocus = `jump:${p.key}`;
       avatar.addEventListener('click', () => this._handlers.jump(p.key));
     } else {
       avatar.setAttribute('role', 'img');
     }
     avatar.style.setProperty('--jp-mcp-color', p.color);
-    const initials = element('span', 'jp-mcp-initials', {
+    // Text that reads on the badge's colour (WCAG AA), whatever colour the awareness gave.
+    avatar.style.setProperty('--jp-mcp-ink', inkOn(p.color));
+    const initials = element('bdi', 'jp-mcp-initials', {
       'aria-hidden': 'true'
     });
     initials.textContent = p.initials;
@@ -155,7 +195,7 @@ export class Indicator extends Widget {
       const badge = element('span', 'jp-mcp-agent-badge', {
         'aria-hidden': 'true'
       });
-      badge.textContent = 'AI';
+      badge.textContent = trans.__('AI');
       avatar.appendChild(badge);
     }
     item.appendChild(avatar);
@@ -167,12 +207,13 @@ export class Indicator extends Widget {
           'aria-pressed': String(following),
           'data-mcp-agent-key': p.key,
           title: following
-            ? `Stop following ${p.name}`
-            : `Follow ${p.name}: keep its cell in view`,
+            ? trans.__('Stop following %1', isolated(p.name))
+            : trans.__('Follow %1: keep its cell in view', isolated(p.name)),
           'aria-label': following
-            ? `Stop following ${p.name}`
-            : `Follow ${p.name}`
+            ? trans.__('Stop following %1', isolated(p.name))
+            : trans.__('Follow %1', isolated(p.name))
         });
+        follow.dataset.mcpFocus = `follow:${p.key}`;
         follow.textContent = following ? '◉' : '○';
         follow.addEventListener('click', () => this._handlers.follow(p.key));
         item.appendChild(follow);
@@ -190,7 +231,13 @@ export class Indicator extends Widget {
   }
 
   private _stopped(agent: IAgentStatus, state: IIndicatorState): HTMLElement {
-    const label = `${agent.name}, AI agent${agent.client ? ` (client: ${agent.client})` : ''} · stopped`;
+    const label = agent.client
+      ? trans.__(
+          '%1, AI agent (client: %2), stopped',
+          isolated(agent.name),
+          isolated(agent.client)
+        )
+      : trans.__('%1, AI agent, stopped', isolated(agent.name));
     const item = element(
       'li',
       'jp-mcp-participant jp-mcp-agent jp-mcp-stopped',
@@ -218,15 +265,22 @@ export class Indicator extends Widget {
 
   private _stopButton(key: string, name: string, stop: boolean): HTMLElement {
     const text = stop
-      ? `Stop ${name} in this document`
-      : `Allow ${name} in this document again`;
+      ? trans.__('Stop %1 in this document', isolated(name))
+      : trans.__('Allow %1 in this document again', isolated(name));
     const button = element('button', stop ? 'jp-mcp-stop' : 'jp-mcp-allow', {
       type: 'button',
       'data-mcp-agent-key': key,
       title: text,
       'aria-label': text
     });
-    button.textContent = stop ? '■' : '▶';
+    // A labelled control, not a bare symbol: the word is on the button, the agent's name in its label.
+    const icon = element('span', 'jp-mcp-stop-icon', { 'aria-hidden': 'true' });
+    icon.textContent = stop ? '■' : '▶';
+    const word = element('span', 'jp-mcp-stop-word', { 'aria-hidden': 'true' });
+    word.textContent = stop ? trans.__('Stop') : trans.__('Allow');
+    button.append(icon, word);
+    // Stop and Allow of one agent share a focus key: after a stop, focus lands on its Allow.
+    button.dataset.mcpFocus = `stop:${key}`;
     button.addEventListener('click', () => this._handlers.stop(key, stop));
     return button;
   }
@@ -236,27 +290,38 @@ export class Indicator extends Widget {
     point: IPoint,
     state: IIndicatorState
   ): HTMLElement {
-    const text = `${agent.name} points at a cell${point.message ? `: ${point.message}` : ''}`;
+    const text = point.message
+      ? trans.__(
+          '%1 points at a cell: %2',
+          isolated(agent.name),
+          isolated(point.message)
+        )
+      : trans.__('%1 points at a cell', isolated(agent.name));
     const notice = element(
       state.cells ? 'button' : 'span',
       'jp-mcp-point-notice',
       {
         'data-mcp-agent-key': agent.key,
         'data-cell-id': point.cellId,
-        title: state.cells ? `${text} — click to show it` : text,
+        title: state.cells ? trans.__('%1 — click to show it', text) : text,
         'aria-label': text
       }
     );
     if (state.cells) {
       notice.setAttribute('type', 'button');
+      notice.dataset.mcpFocus = `point:${agent.key}:${point.cellId}`;
       notice.addEventListener('click', () =>
         this._handlers.point(agent.key, point.cellId)
       );
     }
     notice.style.setProperty('--jp-mcp-color', agent.color);
-    notice.textContent = `☞ ${point.message || agent.name}`;
+    // Shortened on screen by CSS (ellipsis), isolated so right-to-left text cannot reorder what follows.
+    const shown = element('bdi', 'jp-mcp-point-text');
+    shown.textContent = point.message || agent.name;
+    notice.append('☞ ', shown);
     return notice;
   }
 
   private _signature = '';
+  private _pendingFocus: { key: string; until: number } | null = null;
 }

@@ -171,13 +171,26 @@ export function participants(
   );
 }
 
+/**
+ * A name as people chose it, isolated for use inside a sentence in an attribute (title, aria-label): first
+ * strong isolate ... pop directional isolate, so right-to-left text or overrides in it cannot reorder the
+ * words around it. Elements use <bdi> instead.
+ */
+export function isolated(name: string): string {
+  return `\u2068${name}\u2069`;
+}
+
 /** The accessible description of a participant: full name, what it is, and its client. */
 export function describe(participant: IParticipant): string {
-  const parts = [participant.name];
+  // Names and clients as people chose them: isolated, so right-to-left overrides cannot reorder the rest.
+  const parts = [isolated(participant.name)];
   if (participant.kind === 'agent') {
-    parts.push(
-      `AI agent${participant.client ? ` (client: ${participant.client})` : ''}`
-    );
+    // The server's display name already says "(AI agent)": say it once.
+    const said = /\(AI agent\)\s*$/.test(participant.name);
+    const client = participant.client
+      ? `client: ${isolated(participant.client)}`
+      : '';
+    parts.push(said ? client : client ? `AI agent (${client})` : 'AI agent');
     if (participant.status) {
       parts.push(participant.status);
     }
@@ -199,7 +212,7 @@ export function describe(participant: IParticipant): string {
       parts.push(`${participant.clientIds.length} windows`);
     }
   }
-  return parts.join(' · ');
+  return parts.filter(Boolean).join(' · ');
 }
 
 /**

@@ -34,6 +34,8 @@ export interface IActivity {
   latest: number | null;
   /** More entries follow `latest`: ask again right away. */
   more: boolean;
+  /** The seqs of the entries the next undos take back, as of this answer (null: a server that does not say). */
+  undoable: number[] | null;
 }
 
 /** An agent as api/mcp/agents lists it. */
@@ -118,7 +120,10 @@ export function parseActivity(body: unknown): IActivity {
   const latest =
     int(data.latest) ??
     (entries.length ? entries[entries.length - 1].seq : null);
-  return { entries, latest, more: data.more === true };
+  const undoable = Array.isArray(data.undoable)
+    ? data.undoable.map(int).filter((seq): seq is number => seq !== null)
+    : null;
+  return { entries, latest, more: data.more === true, undoable };
 }
 
 /** Merge newer entries into a timeline, keeping at most `limit` (the newest). */
@@ -172,10 +177,18 @@ export function cellLabel(cell: IActivityCell): string {
 }
 
 /**
- * The entries that get an undo button: each agent's newest edit (the undo endpoint undoes an agent's last
+ * The entries that get an undo button: the edit (or a person's restore) each undo stack takes back next, as
+ * the server says; from an older server, each agent's newest edit (the undo endpoint undoes an agent's last
  * edit, so a button on an older entry would undo something else than the entry it sits on).
  */
-export function lastEdits(entries: IActivityEntry[]): Set<number> {
+export function lastEdits(
+  entries: IActivityEntry[],
+  undoable: number[] | null = null
+): Set<number> {
+  if (undoable !== null) {
+    // The server knows each undo stack: after an undo, the button moves to the edit the next undo takes back.
+    return new Set(undoable);
+  }
   const newest = new Map<string, number>();
   for (const entry of entries) {
     if (entry.kind === 'edit' && entry.agentKey) {

@@ -45,6 +45,60 @@ export function shownDiff(
   };
 }
 
+/** The lines of `before` a line diff changes: [start, end) ranges; an insertion is the empty [i, i). */
+function changedLines(lines: IDiffLine[]): [number, number][] {
+  const ranges: [number, number][] = [];
+  let index = 0;
+  for (const line of lines) {
+    const last = ranges[ranges.length - 1];
+    if (line.kind === 'same') {
+      index++;
+      continue;
+    }
+    const end = line.kind === 'del' ? index + 1 : index;
+    if (last && last[1] >= index) {
+      last[1] = Math.max(last[1], end);
+    } else {
+      ranges.push([index, end]);
+    }
+    if (line.kind === 'del') {
+      index++;
+    }
+  }
+  return ranges;
+}
+
+/**
+ * Whether Accept can only conflict: people changed the cell since the agent proposed (`live` differs from
+ * `before`) on the lines the agent's change touches. The server refuses such an
+ * accept (it never overwrites what people changed), so the block must not promise a merge. Line by line: the
+ * server merges by character, so a change it can still apply may be called a conflict here, never the reverse.
+ */
+export function acceptConflicts(
+  live: string | null,
+  before: string | null,
+  after: string | null
+): boolean {
+  if (live === null || before === null || after === null || live === before) {
+    return false;
+  }
+  const agent = changedLines(lineDiff(before, after));
+  const people = changedLines(lineDiff(before, live));
+  // Ranges overlap; an insertion conflicts with a change on either side of it.
+  const meet = (x0: number, x1: number, y0: number, y1: number) =>
+    (x0 < y1 && y0 < x1) || (x0 === x1 && y0 <= x0 && x0 <= y1);
+  return agent.some(([a0, a1]) =>
+    people.some(([p0, p1]) => meet(a0, a1, p0, p1) || meet(p0, p1, a0, a1))
+  );
+}
+
+/** The note of a block whose text changed since the proposal: what Accept will do with it. */
+export function staleNote(conflicts: boolean, what: 'cell' | 'file'): string {
+  return conflicts
+    ? `The ${what} changed since where this change applies: Accept will be refused as a conflict (what people typed is never overwritten). Reject it, or ask the agent to propose again.`
+    : `The ${what} changed since: this is the agent’s change, which Accept merges into what is there now.`;
+}
+
 /** The diff as one row per line (insertions `.jp-mcp-diff-add`, deletions `.jp-mcp-diff-del`). */
 export function diffNode(lines: IDiffLine[]): HTMLElement {
   const pre = document.createElement('pre');
@@ -191,9 +245,10 @@ export function cellBlock(
   node.dataset.mcpRemoved = String(stats.removed);
   node.appendChild(diffNode(lines));
   if (stale) {
+    const shownLive = cell.change === 'insert' ? null : live;
     note(
       node,
-      'The cell changed since: this is the agent’s change, which Accept merges into what is there now.'
+      staleNote(acceptConflicts(shownLive, cell.before, cell.after), 'cell')
     );
   }
   if (cell.cut) {
@@ -260,7 +315,7 @@ export function textBlock(
   if (stale) {
     note(
       node,
-      'The file changed since: this is the agent’s change, which Accept merges into what is there now.'
+      staleNote(acceptConflicts(live, text.before, text.after), 'file')
     );
   }
   if (text.cut) {

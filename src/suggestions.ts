@@ -179,10 +179,13 @@ function open(cell: ISuggestedCell): boolean {
  * changes and those in conflict (an accept of another suggestion changed the same text).
  */
 export function pending(suggestions: ISuggestion[]): ISuggestion[] {
-  return suggestions
-    .filter(s => s.state === 'pending')
-    .map(s => ({ ...s, cells: s.cells.filter(open) }))
-    .filter(s => s.cells.length > 0 || s.text !== null);
+  return (
+    suggestions
+      // A suggestion in conflict is still undecided (a cell waits for Reject): shown, as docs/review.md says.
+      .filter(s => s.state === 'pending' || s.state === 'conflict')
+      .map(s => ({ ...s, cells: s.cells.filter(open) }))
+      .filter(s => s.cells.length > 0 || s.text !== null)
+  );
 }
 
 /** A cell change as the notebook shows it: on which live cell. */

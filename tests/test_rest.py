@@ -14,7 +14,7 @@ from mcp_types import Implementation
 
 from jupyter_pair_mcp.transport.requestbody import MAX_DEPTH
 
-from .conftest import ReadOnlyAuthorizer, call_tool, document_room, tool_error, until, within
+from .conftest import ReadOnlyAuthorizer, call_tool, document_room, received, stored, tool_error, until, within
 
 pytestmark = pytest.mark.usefixtures("jp_serverapp")
 
@@ -176,7 +176,8 @@ async def test_stop_ends_the_session_refuses_the_agent_there_until_allowed(
 async def test_a_stop_interrupts_the_agents_run_in_the_document(
     mcp_client: Any, make_notebook: Any, panel: Panel, jp_serverapp: Any, mode: str
 ) -> None:
-    """Stateful or stateless (then known by its key alone), the agent's run stops and the kernel is free."""
+    """Stateful or stateless (then known by its key alone), the agent's run stops with the stop's message and
+    the kernel is free."""
     path = make_notebook(
         "running.ipynb",
         [
@@ -200,12 +201,12 @@ async def test_a_stop_interrupts_the_agents_run_in_the_document(
             ended = 1 if mode == "legacy" else 0
             assert stopped.json() == {"stopped": True, "ended_sessions": ended, "interrupted": 1}
             await until(no_agent_in(jp_serverapp, path), what="the agent leaving the room")
-            if mode == "legacy":  # its session ended under the call
-                with pytest.raises(MCPError):
-                    await running
-            else:  # the call itself says why
-                result = await running
-                assert result.is_error and STOPPED in result.content[0].text
+            # Either era, the call itself says why (a stateful session ends once that answer is sent).
+            result = await running
+            assert result.is_error and STOPPED in result.content[0].text, result
+            # And the cell says its run was stopped, and by whom, to the people looking at it.
+            outputs = (await call_tool(other, "get_notebook", path=path))["cells"][0]["outputs"]
+            assert "stopped Looper" in str(outputs) and "started" in str(outputs), outputs
         # the kernel is free again: another agent's run answers within its 30 s timeout (the sleep was 600 s)
         quick = await call_tool(other, "execute_notebook_cell", path=path, cell_id="quick")
         assert quick["status"] == "ok"
@@ -246,6 +247,43 @@ async def test_undo_and_restore_from_the_panel(mcp_client: Any, make_notebook: A
     assert entries[-1]["version"] == restored.json()["version_id"] and entries[-1]["agent"] is None
     nothing = await panel.post("undo", {"path": path, "agent": key, "count": 5})
     assert nothing.status_code == 200 and nothing.json()["remaining"] == 0
+
+
+async def test_the_activity_names_what_each_undo_takes_back_and_restore_keeps_peoples_typing(
+    mcp_client: Any, make_notebook: Any, panel: Panel, collaborator: Any, jp_serverapp: Any
+) -> None:
+    """``undoable`` moves with each undo; ``keep_people_edits`` takes back only the agents' changes since the
+    version (a person's typing after it stays), and the person's ``undo`` with ``restore`` takes that back."""
+    path = make_notebook("keep.ipynb", CELLS)
+    async with mcp_client(client_info=agent("Writer")) as client, collaborator(path) as person:
+        for cell, text in (("c0", "x"), ("c1", "y")):
+            update = [{"cell_id": cell, "content": text}]
+            await call_tool(client, "batch_update_notebook_cells", path=path, exec=False, updates=update)
+        edits = [e for e in (await panel.activity(path))["entries"] if e["kind"] == "edit"]
+        assert (await panel.activity(path))["undoable"] == [edits[1]["seq"]]
+        key = edits[0]["agent"]["key"]
+        assert (await panel.post("undo", {"path": path, "agent": key})).status_code == 200
+        assert (await panel.activity(path))["undoable"] == [edits[0]["seq"]]  # the next undo's, not the undone
+        await person.wait_until(lambda: person.sources()[:2] == ["x", "b = 2"])
+        person.type_into(0, 1, " + people")
+        person.type_into(2, 0, "# mine\n")
+        await received(jp_serverapp, person)
+        await stored(jp_serverapp, path)
+        bad = await panel.post("restore", {"path": path, "version": edits[0]["before_version"], "keep_people_edits": 1})
+        assert bad.status_code == 400, bad.text
+        body = {"path": path, "version": edits[0]["before_version"], "keep_people_edits": True}
+        restored = await panel.post("restore", body)
+        assert restored.status_code == 200 and restored.json()["user_edits_reverted"] == [], restored.text
+        sources = [c["source"] for c in (await call_tool(client, "get_notebook", path=path))["cells"]]
+        assert sources == ["a = 1 + people", "b = 2", "# mine\nc = 3"]
+        entries = (await panel.activity(path))["entries"]
+        assert entries[-1]["kind"] == "restore" and (await panel.activity(path))["undoable"][-1] == entries[-1]["seq"]
+        undone = await panel.post("undo", {"path": path, "restore": True})
+        assert undone.status_code == 200, undone.text
+        sources = [c["source"] for c in (await call_tool(client, "get_notebook", path=path))["cells"]]
+        assert sources == ["x + people", "b = 2", "# mine\nc = 3"]
+        again = await panel.post("undo", {"path": path, "restore": True})
+        assert again.status_code == 400 and "no restore" in again.json()["message"]
 
 
 async def test_bad_requests_are_json_errors(mcp_client: Any, make_notebook: Any, panel: Panel) -> None:

@@ -122,13 +122,20 @@ class ScopedSessionManager(StreamableHTTPSessionManager):
     def session_count(self) -> int:
         return len(self._server_instances)
 
-    async def end(self, session_id: str) -> bool:
-        """End a session now, as its client's DELETE would (a person stopped its agent); False: no such session.
+    async def end(self, session_id: str, *, grace: float = 5.0) -> bool:
+        """End a session, as its client's DELETE would (a person stopped its agent); False: no such session.
 
-        Its id answers 404 from here on, and its server task winds down, ending the session's actor."""
+        Its id answers 404 from here on, and its server task winds down, ending the session's actor. The
+        answers of its calls in flight go out first (at most ``grace`` seconds): the caller stopped its runs,
+        and their answers carry the stop's message, which a session ended under them would drop."""
         transport = self._server_instances.get(session_id)
         if transport is None:
             return False
+        if isinstance(transport, SessionTransport):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(transport.answers_sent(), grace)
+            if self._server_instances.get(session_id) is not transport:
+                return True  # ended meanwhile (its client's DELETE, or another stop)
         await self._discard_session(session_id, transport)
         return True
 

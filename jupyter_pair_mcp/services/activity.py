@@ -113,6 +113,12 @@ class ActivityLog:
                 return entry.actor
         return None
 
+    def with_edits(self, path: str, serials: set[str]) -> list[int]:
+        """The seqs of the entries on ``path`` recording the edits of journal serial ``serials``."""
+        if not serials:
+            return []
+        return [e.seq for e in self._on(path, iter(self._entries)) if e.edit is not None and e.edit in serials]
+
     @property
     def latest(self) -> int:
         """The seq of the newest entry (0 when the log is empty)."""

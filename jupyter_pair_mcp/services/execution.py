@@ -159,6 +159,7 @@ class _Watch:
     path: str
     stopped: asyncio.Event
     reason: str = ""
+    note: str = ""  # what the cell says of the stop, for the people looking at it
 
 
 @dataclass
@@ -252,6 +253,9 @@ class ExecutionService:
             try:
                 one = self._run_one(path, kernel, cell_id, code, timeout, progress, actor, since)
                 run = await self.stoppable(actor, path, one)
+            except AgentStopped as exc:
+                await self._mark_stopped(path, cell_id, exc.note)
+                raise
             except KernelDied as exc:
                 # Say which cell, and what this call ran before it (those results are not returned).
                 before = ", ".join(f"{r.id!r} ({r.status})" for r in runs)
@@ -262,15 +266,18 @@ class ExecutionService:
                 break
         return runs
 
-    def interrupt(self, matches: Callable[[Any], bool], where: Callable[[str], bool] | None, reason: str) -> int:
+    def interrupt(
+        self, matches: Callable[[Any], bool], where: Callable[[str], bool] | None, reason: str, note: str = ""
+    ) -> int:
         """Stop the runs, in the documents ``where`` accepts (None: anywhere), of the actors ``matches`` accepts
         (a person stopped that agent there, or its grant was revoked): each is cancelled as a call the client gave
         up is (the kernel is interrupted once it began the cell) and its call fails with ``reason``. Returns how
-        many were stopped."""
+        many were stopped. ``note``: what the stopped cell says, for people (:func:`stopped_note`)."""
         stopped = 0
         for watch in list(self._watches):
             if (where is None or where(watch.path)) and not watch.stopped.is_set() and matches(watch.actor):
                 watch.reason = reason
+                watch.note = note or "the agent's run was stopped"
                 watch.stopped.set()
                 stopped += 1
         return stopped
@@ -305,7 +312,19 @@ class ExecutionService:
             await asyncio.wait({task})
         if not task.cancelled():
             task.exception()  # retrieved: the stop is what the caller hears of
-        raise AgentStopped(watch.reason)
+        stopped = AgentStopped(watch.reason)
+        stopped.note = watch.note
+        raise stopped
+
+    async def _mark_stopped(self, path: str, cell_id: str, note: str) -> None:
+        """Say in the cell that its run was stopped: people looking at it see why its outputs end there (the
+        agent's call says it too). A cell deleted meanwhile is left alone."""
+        try:
+            view = await self.rooms.notebook(path)
+            text = f"[jupyter-pair-mcp] {note or 'the run was stopped'}; the outputs above are what it wrote before.\n"
+            write_batch(view, RunState(cell_id), [("stream", {"name": "stderr", "text": text})])
+        except (NotFound, Unavailable):
+            log.info("A stopped run's cell is gone: no note written")
 
     async def _run_one(
         self,

@@ -24,6 +24,7 @@ from jupyter_pair_mcp.adapters.rooms.restore import (
     version_cells,
     version_page,
     version_text,
+    without_agents,
 )
 from jupyter_pair_mcp.adapters.rooms.undo import UndoResult, UndoTracker
 from jupyter_pair_mcp.errors import InvalidArgument, NotFound
@@ -76,7 +77,12 @@ class HistoryService:
         doc = await asyncio.to_thread(replay, rows)
         return version, doc
 
-    async def restore(self, path: str, kind: str, version_id: str, actor: Any) -> RestoreOutcome:
+    async def restore(
+        self, path: str, kind: str, version_id: str, actor: Any, *, keep_people: bool = False
+    ) -> RestoreOutcome:
+        """Bring the document back to a version. ``keep_people``: take back only the agents' changes since it
+        (their edits, runs and restores), keeping what people typed after it (the panel's "Restore before"), so
+        only a cell an agent inserted and a person then typed in is lost, and the outcome names it."""
         rowid = _rowid(version_id)
         rows = await self.rooms.history_rows(path, kind, updates=True)
         cut = next((n for n, row in enumerate(rows) if row.rowid == rowid), None)
@@ -84,23 +90,29 @@ class HistoryService:
             raise NotFound(
                 f"no version {version_id!r} in the history of {path!r}: list versions with get_document_history"
             )
-        old = await asyncio.to_thread(replay, rows[: cut + 1])
+        if keep_people:
+            old = await asyncio.to_thread(without_agents, rows, cut, kind)
+        else:
+            old = await asyncio.to_thread(replay, rows[: cut + 1])
         touched = await asyncio.to_thread(lambda: touched_since(replay(rows[: cut + 1]), rows[cut + 1 :], kind))
-        summary = f"restored version {version_id}"
+        summary = f"restored version {version_id}" + (" keeping people's edits since" if keep_people else "")
         # Re-acquire the live room only now, and write synchronously: no await between read and edit.
         if kind == "notebook":
             view = await self.rooms.notebook(path, actor)
             changes = restore_notebook(view, old, summary)
-            changed = {str(c["cell_id"]) for c in changes if c.get("cell_id")}
+            # Keeping people's edits, only a removed cell loses any of their typing.
+            changed = {
+                str(c["cell_id"]) for c in changes if c.get("cell_id") and (not keep_people or c["change"] == "deleted")
+            }
             reverted = sorted(changed & touched.by_user)
         else:
             text_view = await self.rooms.text(path, actor)
             changed_text = restore_text(text_view, old, summary)
             changes = [{"cell_id": None, "change": "text restored"}] if changed_text else []
-            reverted = ["text"] if changed_text and touched.by_user else []
+            reverted = ["text"] if changed_text and touched.by_user and not keep_people else []
         note = (
             f"this reverted edits people made after version {version_id} ({', '.join(reverted)}); "
-            "they stay in history: restore the version before this restore to bring them back"
+            "they stay in history: undo this restore, or restore the version before it, to bring them back"
             if reverted
             else "no edit made by people after that version was reverted"
         )

@@ -123,7 +123,10 @@ class Steering:
                 break
             out.append(shown)
         latest = out[-1]["seq"] if more else max(self.log.latest, after or 0)
-        return {"path": path, "entries": out, "latest": latest, "more": more}
+        # The entries each undo stack takes back next (an agent's edit, a person's restore), whichever page
+        # they were on: the panel's Undo buttons sit on these, and move after an undo.
+        undoable = self.log.with_edits(path, set(self.history.undo.next_undo(path).values()))
+        return {"path": path, "entries": out, "latest": latest, "more": more, "undoable": undoable}
 
     async def _versions(self, path: str, kind: str, serials: set[str]) -> dict[str, tuple[str, str | None]]:
         """The entries' versions; none when this server keeps no history (the activity is answered anyway)."""
@@ -193,7 +196,8 @@ class Steering:
         # Its runs first (cells and scratch code, in calls or MCP tasks, through any name of the file): ending a
         # session cancels its calls, and a run stopped here tells its call (or its task's result) why.
         where = self.stops.where(path)
-        interrupted = self.execution.interrupt(stop.matches, where, message(stop))
+        note = f"{person.name} stopped {actor.name} in this document"
+        interrupted = self.execution.interrupt(stop.matches, where, message(stop), note)
         if self.end_streams is not None and getattr(actor, "grant", None) and stop.principal:
             # A grant's credential is the agent's own; the server's token may be shared by other agents, whose
             # streams it does not name apart (a legacy session's subscriptions end with the session below).
@@ -255,11 +259,37 @@ class Steering:
         self.log.add(entry(actor, "undo", path, summary, by=person.name))
         return undo_report(path, result).model_dump(mode="json")
 
-    async def restore(self, path: str, version: str, person: Person) -> dict[str, Any]:
-        """Bring the document back to a version (as restore_document_version does), as the person."""
+    async def undo_restore(self, path: str, person: Person) -> dict[str, Any]:
+        """Take back the person's own last restore of the document (their restores are the only steps of their
+        undo stack: undoing an agent's edit runs under the agent's origin)."""
         path, kind = await self.contents.require_document(path)
-        outcome = await self.history.restore(path, kind, version, person)
+        result = await self.history.undo_edits(path, kind, person, 1)
+        if not result.undone:
+            raise InvalidArgument(
+                f"you have no restore of {path!r} to undo: only restores made since the document was opened, by "
+                "you, can be undone (restore a version instead)"
+            )
+        record = Activity(
+            timestamp=datetime.now(UTC).timestamp(),
+            user_id=person.username,
+            name=person.name,
+            type="undo",
+            document_path=path,
+            description=f"{person.name} undid their restore",
+            by=person.name,
+            kind="undo",
+        )
+        self.log.add(record)
+        return undo_report(path, result).model_dump(mode="json")
+
+    async def restore(self, path: str, version: str, person: Person, *, keep_people: bool = False) -> dict[str, Any]:
+        """Bring the document back to a version (as restore_document_version does), as the person; with
+        ``keep_people``, only the agents' changes since it are taken back (see :meth:`HistoryService.restore`)."""
+        path, kind = await self.contents.require_document(path)
+        outcome = await self.history.restore(path, kind, version, person, keep_people=keep_people)
         if outcome.changes:
+            # The restore is the top step of the person's own undo stack: its entry offers Undo (undo_restore).
+            serial = self.history.undo.next_undo(path).get(person.origin)
             record = Activity(
                 timestamp=datetime.now(UTC).timestamp(),
                 user_id=person.username,
@@ -271,6 +301,7 @@ class Steering:
                 by=person.name,
                 kind="restore",
                 metadata={"version": outcome.version_id} if outcome.version_id else None,
+                edit=serial,
             )
             self.log.add(record)
         return restore_report(path, outcome).model_dump(mode="json")

@@ -176,13 +176,16 @@ class AgentActionHandler(_Handler):
 
 
 class UndoHandler(_Handler):
-    """``POST api/mcp/undo`` with ``{"path", "agent", "count"?}``: undo an agent's last edits."""
+    """``POST api/mcp/undo`` with ``{"path", "agent", "count"?}``: undo an agent's last edits; with
+    ``{"path", "restore": true}``: undo the person's own last restore."""
 
     @web.authenticated
     @_needs_write
     async def post(self) -> None:
         async def work() -> dict[str, Any]:
             values = self.body()
+            if values.get("restore") is True:  # the person's own last restore
+                return await self.steering.undo_restore(self.text(values, "path"), self.person)
             count = values.get("count", 1)
             if not isinstance(count, int) or isinstance(count, bool):
                 raise InvalidArgument("'count' must be an integer (1-100)")
@@ -192,7 +195,8 @@ class UndoHandler(_Handler):
 
 
 class RestoreHandler(_Handler):
-    """``POST api/mcp/restore`` with ``{"path", "version"}``: bring a document back to a version."""
+    """``POST api/mcp/restore`` with ``{"path", "version", "keep_people_edits"?}``: bring a document back to a
+    version (or take back only the agents' changes since it)."""
 
     @web.authenticated
     @_needs_write
@@ -204,7 +208,10 @@ class RestoreHandler(_Handler):
                 version = str(version)
             if not isinstance(version, str) or not version:
                 raise InvalidArgument("'version' is required: a version_id from the document's history")
-            return await self.steering.restore(self.text(values, "path"), version, self.person)
+            keep = values.get("keep_people_edits", False)
+            if not isinstance(keep, bool):
+                raise InvalidArgument("'keep_people_edits' must be true or false")
+            return await self.steering.restore(self.text(values, "path"), version, self.person, keep_people=keep)
 
         await self.answer(work)
 

@@ -61,7 +61,11 @@ describe('Indicator', () => {
     expect(avatar.getAttribute('aria-label')).toContain(
       'claude-code (AI agent)'
     );
-    expect(avatar.getAttribute('aria-label')).toContain('client: claude-code');
+    expect(avatar.getAttribute('aria-label')).toContain(
+      'client: \u2068claude-code\u2069'
+    );
+    // Said once: the server's name says "(AI agent)" already.
+    expect(avatar.getAttribute('aria-label')!.split('AI agent').length).toBe(2);
     expect(avatar.title).toContain('AI agent');
     expect(agent.querySelector('.jp-mcp-agent-badge')!.textContent).toBe('AI');
     const person = node.querySelector<HTMLElement>(
@@ -70,7 +74,7 @@ describe('Indicator', () => {
     expect(person.classList.contains('jp-mcp-self')).toBe(true);
     expect(
       person.querySelector('.jp-mcp-avatar')!.getAttribute('aria-label')
-    ).toBe('Ada Lovelace · ada, you');
+    ).toBe('\u2068Ada Lovelace\u2069 · ada, you');
     avatar.click();
     agent.querySelector<HTMLElement>('.jp-mcp-follow')!.click();
     agent

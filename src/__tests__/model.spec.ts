@@ -99,15 +99,18 @@ describe('describe', () => {
       [1, agent('k')],
       [2, person('ada', 'Ada Lovelace')]
     ]);
+    // Names isolated (U+2068 ... U+2069); "AI agent" once, as the server's name says it.
     expect(describeParticipant(a)).toBe(
-      'Claude k (AI agent) · AI agent (client: claude-code) · editing'
+      '\u2068Claude k (AI agent)\u2069 · client: \u2068claude-code\u2069 · editing'
     );
-    expect(describeParticipant(p)).toBe('Ada Lovelace · ada');
+    expect(describeParticipant(p)).toBe('\u2068Ada Lovelace\u2069 · ada');
     const [anonymous] = participants(
       [[5, person('0123456789abcdef0123456789abcdef', 'Anonymous Io')]],
       5
     );
-    expect(describeParticipant(anonymous)).toBe('Anonymous Io · you');
+    expect(describeParticipant(anonymous)).toBe(
+      '\u2068Anonymous Io\u2069 · you'
+    );
   });
 });
 

@@ -62,12 +62,14 @@ describe('parseActivity', () => {
     expect(parseActivity(null)).toEqual({
       entries: [],
       latest: null,
-      more: false
+      more: false,
+      undoable: null
     });
     expect(parseActivity({ entries: {} })).toEqual({
       entries: [],
       latest: null,
-      more: false
+      more: false,
+      undoable: null
     });
   });
 
@@ -129,5 +131,20 @@ describe('lastEdits', () => {
     });
     expect(lastEdits(entries)).toEqual(new Set([2, 3]));
     expect(entries[4].agentName).toBe('ada');
+  });
+
+  it('follows the server once it says which entries the next undos take back', () => {
+    const { entries, undoable } = parseActivity({
+      entries: [
+        { seq: 1, kind: 'edit', agent: { key: 'a' } },
+        { seq: 2, kind: 'edit', agent: { key: 'a' } },
+        { seq: 3, kind: 'undo', agent: { key: 'a' }, by: 'ada' }
+      ],
+      undoable: [1, 'x']
+    });
+    expect(undoable).toEqual([1]);
+    // After the undo of seq 2, the button moves to seq 1 (not the newest edit, already undone).
+    expect(lastEdits(entries, undoable)).toEqual(new Set([1]));
+    expect(lastEdits(entries, [])).toEqual(new Set());
   });
 });

@@ -4,6 +4,7 @@
  */
 import { DIFF_CELLS, diffStats, lineDiff, splitLines } from '../diff';
 import {
+  acceptConflicts,
   cellBlock,
   diffNode,
   MAX_DIFF_LINES,
@@ -167,6 +168,32 @@ describe('parseSuggestions', () => {
       ]
     })!;
     expect(pending([conflict])[0].cells.map(c => c.cellId)).toEqual(['a', 'b']);
+    // Once its only undecided cell is in conflict, the suggestion is `conflict`: still shown, for Reject.
+    const only = parseSuggestion({
+      id: 'y',
+      state: 'conflict',
+      cells: [
+        { cell_id: 'b', change: 'update', after: '', state: 'conflict' },
+        { cell_id: 'c', change: 'update', after: '', state: 'accepted' }
+      ]
+    })!;
+    expect(pending([only]).map(s => s.cells.map(c => c.cellId))).toEqual([
+      ['b']
+    ]);
+  });
+
+  it('tells an accept that merges from one that can only conflict', () => {
+    const before = 'a = 1\nb = 2\nc = 3\n';
+    const after = 'a = 1\nb = 20\nc = 3\n';
+    // People changed another line: Accept merges.
+    expect(
+      acceptConflicts('a = 1\nb = 2\nc = 30\nd = 4\n', before, after)
+    ).toBe(false);
+    // People changed the agent's line: Accept is refused.
+    expect(acceptConflicts('a = 1\nb = 99\nc = 3\n', before, after)).toBe(true);
+    // Or rewrote the whole cell.
+    expect(acceptConflicts('something else\n', before, after)).toBe(true);
+    expect(acceptConflicts(before, before, after)).toBe(false);
   });
 
   it('reads the server’s cell type, the cell a new one follows, and a cut', () => {

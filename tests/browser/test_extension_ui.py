@@ -51,7 +51,8 @@ async def test_the_agent_is_in_the_collaborators_panel_and_the_toolbar_indicator
         entry = page.locator(f".jp-mcp-indicator [data-mcp-agent-key='{key}']").first
         await expect(entry).to_be_visible(timeout=SEEN)
         # Full name and client on hover, for assistive technology too.
-        label = re.compile(r"^PanelAgent \(AI agent\).*client: PanelAgent")
+        # Names isolated (U+2068 ... U+2069) against right-to-left overrides.
+        label = re.compile("^\u2068PanelAgent \\(AI agent\\)\u2069.*client: \u2068PanelAgent")
         await expect(entry.locator(".jp-mcp-avatar")).to_have_attribute("aria-label", label, timeout=SEEN)
         await page.evaluate("window.jupyterapp.shell.activateById('jp-collaboration-panel')")
         collaborator = page.locator(".jp-CollaboratorsPanel .jp-Collaborator", has_text="PanelAgent (AI agent)")

@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from pycrdt import Array, Doc, Map, Text
+from pycrdt import Array, Doc, Map, Text, UndoManager
 
 from jupyter_pair_mcp.adapters.rooms.cellindex import cells_json
 from jupyter_pair_mcp.adapters.rooms.cells import apply_edit, source_text
@@ -90,6 +90,43 @@ def touched_since(base: Doc[Any], later: list[Row], kind: str) -> Touched:
             touched.by_agent |= changed
         before = after
     return touched
+
+
+#: The transaction origin the agents' replayed updates get in :func:`without_agents` (a private document's).
+_AGENTS = "jupyter-pair-mcp-restore-agents"
+#: Stored updates that are agents' work: their edits, the outputs of their runs and restores (a person's panel
+#: undo runs under the agent's origin, so it is one too: taking it back with the rest nets to the old state).
+AGENT_SOURCES = frozenset({"agent", "run", "restore"})
+
+
+def without_agents(rows: list[Row], cut: int, kind: str) -> Doc[Any]:
+    """The document as it is now with the agents' changes since ``rows[cut]`` taken back and everything else
+    (people's typing, the file reloaded from disk) kept.
+
+    Replays the history, giving the agents' updates an origin a private undo manager tracks, then undoes them
+    all: a CRDT undo removes only the agents' own items and brings back what they deleted, so what people typed
+    after the version stays, even inside text an agent wrote (only a cell an agent inserted goes, with anything
+    typed into it: :func:`touched_since` tells which). Runs off the loop (the caller's thread).
+    """
+    doc = replay(rows[: cut + 1])
+    scopes: list[Any] = (
+        [doc.get("cells", type=Array), doc.get("meta", type=Map)]
+        if kind == "notebook"
+        else [doc.get("source", type=Text)]
+    )
+    manager = UndoManager(scopes=scopes, capture_timeout_millis=0)
+    manager.include_origin(_AGENTS)
+    for row in rows[cut + 1 :]:
+        if not row.update:
+            continue
+        if row.metadata.get("source", "user") in AGENT_SOURCES:
+            with doc.transaction(origin=_AGENTS):
+                doc.apply_update(row.update)
+        else:
+            doc.apply_update(row.update)
+    while manager.can_undo():
+        manager.undo()
+    return doc
 
 
 def restore_notebook(view: NotebookView, old: Doc[Any], summary: str) -> list[dict[str, Any]]:
@@ -170,4 +207,5 @@ __all__ = [
     "version_metadata",
     "version_page",
     "version_text",
+    "without_agents",
 ]

@@ -27,6 +27,8 @@ from jupyter_pair_mcp.adapters.rooms.edits import UNDOABLE, Edit, EditJournal
 class _Stack:
     manager: UndoManager
     summaries: list[str] = field(default_factory=list)
+    serials: list[str] = field(default_factory=list)  # the journal serials of the steps, as ``summaries``
+    path: str = ""  # the document's path at the actor's last edit
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,23 @@ class UndoTracker:
         stack = self._stacks.get(ydoc, {}).get(edit.actor.origin) if ydoc is not None else None
         if stack is not None and edit.changed:
             stack.summaries.append(edit.summary)
+            stack.serials.append(edit.serial)
+            stack.path = edit.path
+
+    def next_undo(self, path: str) -> dict[str, str]:
+        """For each actor that can undo in the live document at ``path``: the journal serial of the edit its next
+        undo takes back (what the panel's Undo button sits on). Asks each such stack for its size: O(its steps),
+        once per actor per read of the activity."""
+        found: dict[str, str] = {}
+        for stacks in list(self._stacks.values()):
+            for origin, stack in stacks.items():
+                if stack.path != path or not stack.serials:
+                    continue
+                available = len(stack.manager.undo_stack)
+                _trim(stack, available)
+                if available and stack.serials:
+                    found[origin] = stack.serials[-1]
+        return found
 
     def undo(
         self, ydoc: Any, actor: Any, count: int, *, path: str, kind: str, ids: Callable[[], list[str]] | None = None
@@ -96,7 +115,7 @@ class UndoTracker:
         stack = self._stacks.get(ydoc, {}).get(actor.origin)
         available = len(stack.manager.undo_stack) if stack is not None else 0
         if stack is not None:  # the names of the steps the stack really holds: the newest ``available``
-            del stack.summaries[: max(0, len(stack.summaries) - available)]
+            _trim(stack, available)
         count = min(count, available)
         if stack is None or count == 0:
             return UndoResult([], [], available)
@@ -109,6 +128,7 @@ class UndoTracker:
             for _ in range(count):
                 stack.manager.undo()
         del stack.summaries[len(stack.summaries) - count :]
+        del stack.serials[max(0, len(stack.serials) - count) :]
         after = set(cell_ids()) if kind == "notebook" else set()
         removed = [cell_id for cell_id in before if cell_id not in after]
         return UndoResult(undone, removed, len(stack.manager.undo_stack))
@@ -118,6 +138,12 @@ class UndoTracker:
         self._last_doc.pop(actor.origin, None)
         for stacks in list(self._stacks.values()):
             stacks.pop(actor.origin, None)
+
+
+def _trim(stack: _Stack, available: int) -> None:
+    """Keep the names of the steps the stack really holds: the newest ``available``."""
+    del stack.summaries[: max(0, len(stack.summaries) - available)]
+    del stack.serials[: max(0, len(stack.serials) - available)]
 
 
 def _cell_ids(ydoc: Any) -> list[str]:
