@@ -79,10 +79,26 @@ async def propose(client: Any, path: str, cell: str, text: str) -> dict[str, Any
     phases=("setup", "teardown"),
 )
 async def test_twenty_proposals_and_a_reject_all_on_a_big_notebook_hold_what_they_change(
-    mcp_client: Any, people: People, notebooks: dict[int, str], extension: Any, loop_monitor: Any
+    mcp_client: Any,
+    people: People,
+    notebooks: dict[int, str],
+    extension: Any,
+    loop_monitor: Any,
+    jp_serverapp: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     path = notebooks[BIG]
     service = extension.suggestions
+    manager = jp_serverapp.contents_manager
+    read_back: list[str] = []
+    get = manager.get
+
+    def counted(path: str, content: bool = True, **kwargs: Any) -> Any:  # a read of the file's content
+        if content:
+            read_back.append(path)
+        return get(path, content=content, **kwargs)
+
+    monkeypatch.setattr(manager, "get", counted)
     async with mcp_client() as client:
         small = await propose(client, notebooks[10], "c9", f"{LINE}  # checked")
         held_small = service.get(small["id"]).size
@@ -93,6 +109,7 @@ async def test_twenty_proposals_and_a_reject_all_on_a_big_notebook_hold_what_the
             peaks = []
             for _round in range(2):
                 made = [await propose(client, path, f"c{BIG - 1 - i}", f"{LINE}  # checked {i}") for i in range(20)]
+                assert not read_back, f"proposals read the file back: {read_back}"
                 held = [service.get(s["id"]).size for s in made]
                 assert max(held) <= held_small + 64, (held, held_small)  # what it changes (a longer id), at any size
                 peaks.append(rss_mb() - start)
