@@ -5,7 +5,8 @@ A proposal (``batch_update_notebook_cells`` with ``propose=true`` on the last ce
 touches (no copy of the document); an accept (``POST api/mcp/suggestions/<id>/accept``) applies them to the live
 room by cell id. Both should cost about what a plain one-cell update costs (``batch_update_notebook_cells`` on the
 same cell, live), at any size: reported as p50/p95 wall milliseconds of each, their p50 as a ratio to the plain
-update's, and the server process's CPU milliseconds per proposal (all its threads). Each timed call is followed by
+update's, and the same of the server process's CPU milliseconds (all its threads: steadier than wall time on a
+busy machine). Each timed call is followed by
 ``--settle`` seconds, so the autosave a plain update or an accept starts (jupyter-collaboration writes the file
 a second later) is not timed as part of the next call.
 
@@ -61,9 +62,11 @@ async def main() -> int:
                 path = f"nb{size}.ipynb"
                 await raw.call("get_notebook_info", path=path)  # opens the room (issue 25 times that)
                 await asyncio.sleep(3)  # its first autosave lands before the timed calls
-                plain, proposing, accepting, cpu = [], [], [], []
+                plain, proposing, accepting = [], [], []
+                cpu: dict[str, list[float]] = {"update": [], "propose": [], "accept": []}
                 live = f"v{size - 1} = {size - 1}"  # the cell's text (each edit says it read it: no merge from a base)
                 for i in range(args.iterations):
+                    cpu_before = cpu_ms(server.pid)
                     started = time.perf_counter()
                     await raw.call(
                         "batch_update_notebook_cells",
@@ -72,6 +75,7 @@ async def main() -> int:
                         updates=[{"cell_id": f"c{size - 1}", "content": f"w = {i}", "expected_source": live}],
                     )
                     updated = time.perf_counter()
+                    cpu["update"].append(cpu_ms(server.pid) - cpu_before)
                     await asyncio.sleep(args.settle)
                     started_proposal = time.perf_counter()
                     cpu_before = cpu_ms(server.pid)
@@ -83,12 +87,14 @@ async def main() -> int:
                         updates=[{"cell_id": f"c{size - 1}", "content": f"v = {i}", "expected_source": f"w = {i}"}],
                     )
                     proposed = time.perf_counter()
-                    cpu.append(cpu_ms(server.pid) - cpu_before)
+                    cpu["propose"].append(cpu_ms(server.pid) - cpu_before)
                     await asyncio.sleep(args.settle)
+                    cpu_before = cpu_ms(server.pid)
                     started_accept = time.perf_counter()
                     response = await http.post(f"{api}/suggestions/{result['suggestion']['id']}/accept", json={})
                     response.raise_for_status()
                     accepted = time.perf_counter()
+                    cpu["accept"].append(cpu_ms(server.pid) - cpu_before)
                     live = f"v = {i}"
                     await asyncio.sleep(args.settle)
                     plain.append((updated - started) * 1000)
@@ -97,11 +103,13 @@ async def main() -> int:
                 results[f"update_{size}_cells"] = summary(plain)
                 results[f"propose_{size}_cells"] = summary(proposing)
                 results[f"accept_{size}_cells"] = summary(accepting)
-                results[f"server_cpu_propose_{size}_cells"] = summary(cpu)
-                base = results[f"update_{size}_cells"]["p50"]
-                for kind in ("propose", "accept"):
-                    figures = results[f"{kind}_{size}_cells"]
-                    figures["ratio_to_update_p50"] = figures["p50"] / base
+                for kind, samples in cpu.items():
+                    results[f"server_cpu_{kind}_{size}_cells"] = summary(samples)
+                for prefix in ("", "server_cpu_"):
+                    base = results[f"{prefix}update_{size}_cells"]["p50"]
+                    for kind in ("propose", "accept"):
+                        figures = results[f"{prefix}{kind}_{size}_cells"]
+                        figures["ratio_to_update_p50"] = figures["p50"] / max(base, 1e-9)
                 print(f"{size} cells done", file=sys.stderr, flush=True)
 
     width = max(len(name) for name in results)
