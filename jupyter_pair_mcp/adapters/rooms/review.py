@@ -68,6 +68,7 @@ def apply_cells(view: NotebookView, cells: list[CellProposal], summary: str) -> 
     """
     outcome: dict[str, str | None] = {}
     planned: list[tuple[CellProposal, int, str]] = []  # (cell, live position, live source) of updates and deletes
+    fetched: dict[int, Any] = {}  # their live cells, by position: found once (the edit forgets the index's fetches)
     for cell in cells:
         at = view.find(cell.cell_id)
         if cell.change == "insert":
@@ -77,7 +78,8 @@ def apply_cells(view: NotebookView, cells: list[CellProposal], summary: str) -> 
         if at is None:
             outcome[cell.cell_id] = "the cell was deleted since the proposal"
             continue
-        live = source_text(view._live(at).get("source", ""))
+        fetched[at] = view._live(at)
+        live = source_text(fetched[at].get("source", ""))
         if cell.change == "delete":
             if live != cell.before:
                 outcome[cell.cell_id] = "the cell changed since the proposal: deleting it would lose that"
@@ -105,7 +107,7 @@ def apply_cells(view: NotebookView, cells: list[CellProposal], summary: str) -> 
     with view.edit(summary, cells=applied) as record:
         for (cell, at, live), cell_hunks, most in zip(planned, hunks, budgets, strict=True):
             if cell.change == "update":
-                ycell = view._live(at)
+                ycell = fetched[at]
                 apply_hunks(ycell["source"], live, cell_hunks, most)
                 if cell.cell_type != str(ycell.get("cell_type")):  # a retype replaces the cell, as updates do
                     view._retype(at, cell.cell_type, str(ycell["source"]))
