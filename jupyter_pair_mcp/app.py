@@ -41,6 +41,7 @@ from jupyter_pair_mcp.services.jupyterai import CHAT_STOPPED, JupyterAIAccess, l
 from jupyter_pair_mcp.services.presence import PresenceService
 from jupyter_pair_mcp.services.steering import Steering
 from jupyter_pair_mcp.services.stops import STOPS_FILE, Stops
+from jupyter_pair_mcp.services.suggestion_bounds import SuggestionBounds
 from jupyter_pair_mcp.services.suggestions import SuggestionService
 from jupyter_pair_mcp.transport.exitguard import install as install_exit_guard
 from jupyter_pair_mcp.transport.grants import handlers as grant_handlers
@@ -453,13 +454,17 @@ class JupyterPairMCP(Limits, ExtensionApp):
             self.grants.on_revoke(lambda grant, _by: self.stops.forget_grant(grant.id))
         self.suggestions = SuggestionService(
             self.rooms,
-            self.forks,
             self.activity,
             self.history,
             contents,
             review_mode=self.review_mode,
-            max_per_document=self.max_suggestions_per_document,
-            max_per_principal=self.max_suggestions_per_principal,
+            bounds=SuggestionBounds(
+                per_document=self.max_suggestions_per_document,
+                share=self.suggestion_share_per_document,
+                per_principal=self.max_suggestions_per_principal,
+                bytes_per_principal=self.max_suggestion_bytes_per_principal,
+                bytes_total=self.max_suggestion_bytes,
+            ),
             ttl=self.suggestion_ttl,
         )
         self.suggestions.single_user = type(self.serverapp.identity_provider) in (

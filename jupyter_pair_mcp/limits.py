@@ -176,7 +176,28 @@ class Limits(Configurable):
     max_suggestions_per_document = Int(
         20,
         help="""Pending suggestions (review mode, docs/review.md) one document may have at once; past it a
-        new proposal is refused until people accept or reject some. 0 removes the limit. Default: 20.""",
+        new proposal is refused until people accept or reject some, except a credential's own share
+        (suggestion_share_per_document). 0 removes the limit. Default: 20.""",
+    ).tag(config=True)
+
+    suggestion_share_per_document = Int(
+        8,
+        help="""Pending suggestions on one document every credential may have whatever others have: below
+        it, its proposals are not refused for max_suggestions_per_document, so one agent cannot lock the
+        others out of a document until a person decides. 0: no share. Default: 8.""",
+    ).tag(config=True)
+
+    max_suggestion_bytes_per_principal = Int(
+        64 * 2**20,
+        help="""Bytes of memory one credential's pending suggestions may hold (the text of the cells they
+        change, before and after; a text document's text, before and after); past it a proposal is refused.
+        0 removes the limit. Default: 67108864 (64 MiB).""",
+    ).tag(config=True)
+
+    max_suggestion_bytes = Int(
+        256 * 2**20,
+        help="""Bytes of memory all pending suggestions on the server may hold; past it a proposal is
+        refused. 0 removes the limit. Default: 268435456 (256 MiB).""",
     ).tag(config=True)
 
     max_suggestions_per_principal = Int(

@@ -1,23 +1,28 @@
-"""A proposal's cell changes, read from the cells its edit touched, and an accept's position bookkeeping.
+"""A proposal records exactly what the edit would do, and accepting it does it: the proposal's view and an accept's
+position bookkeeping.
 
-Pure logic on real pycrdt documents (no server): random edits of a fork (source edits, inserts, deletes,
-retypes, moves) must be reported exactly as comparing every cell would report them, and accepting every
-reported change must leave the live notebook with the fork's cells.
+Pure logic on real pycrdt documents (no server): a random batch (inserts at random positions, updates with new
+text or a new type, deletes of random cells) is made live on one copy of a notebook and proposed on another
+(``adapters/rooms/proposing.py``: recorded, nothing written); the proposal's view answers the tool exactly as the
+live view did, leaves its notebook untouched, and accepting every recorded change gives the live edit's cells.
 """
 
 from __future__ import annotations
 
+import itertools
 import random
+import uuid
 from typing import Any
 
 import pytest
 from jupyter_ydoc import YNotebook
 
-from jupyter_pair_mcp.adapters.rooms import review
 from jupyter_pair_mcp.adapters.rooms.cellindex import CellIndex
-from jupyter_pair_mcp.adapters.rooms.forks import ForkDocument, copy_of
+from jupyter_pair_mcp.adapters.rooms.cells import CellChange, NewCell
 from jupyter_pair_mcp.adapters.rooms.notebook import NotebookView
-from jupyter_pair_mcp.adapters.rooms.review import Touched, _runs, apply_cells, proposed_cells
+from jupyter_pair_mcp.adapters.rooms.proposing import ProposedNotebook
+from jupyter_pair_mcp.adapters.rooms.review import _runs, apply_cells
+from jupyter_pair_mcp.errors import InvalidArgument
 
 
 def notebook(count: int) -> Any:
@@ -41,91 +46,57 @@ def listed(view: NotebookView) -> list[tuple[str, str, str]]:
     return view.sources()
 
 
-def everything(before: list[tuple[str, str, str]], after: list[tuple[str, str, str]]) -> list[tuple[Any, ...]]:
-    """The reference: every cell compared (what a proposal reported before it read only touched cells)."""
-    old = {cid: (i, kind, source) for i, (cid, kind, source) in enumerate(before)}
-    new_ids = {cid for cid, _, _ in after}
-    found: list[tuple[Any, ...]] = []
-    previous = ""
-    for i, (cid, kind, source) in enumerate(after):
-        if cid not in old:
-            found.append((cid, "insert", None, source, kind, i, previous))
-        elif old[cid][1:] != (kind, source):
-            found.append((cid, "update", old[cid][2], source, kind, i, None))
-        previous = cid
-    found += [
-        (cid, "delete", source, None, kind, i, None) for cid, (i, kind, source) in old.items() if cid not in new_ids
-    ]
-    return found
+def batch(rng: random.Random, view: NotebookView) -> Any:
+    """One random edit call on ``view``: what it returns."""
+    n = view.cell_count
+    what = rng.choice(["insert", "insert_at", "update", "delete"]) if n else "insert"
+    if what == "insert":
+        new = [NewCell(f"new {k}", rng.choice(["code", "markdown"]), {"k": 1}) for k in range(rng.randint(1, 4))]
+        return view.insert(new, rng.randint(0, n))
+    if what == "insert_at":
+        count = rng.randint(1, 4)
+        positions = [rng.randint(0, n + k) for k in range(count)]
+        return view.insert([NewCell(f"at {k}", "code", {}) for k in range(count)], positions)
+    if what == "update":
+        chosen = rng.sample(range(n), rng.randint(1, min(n, 4)))
+        changes = [
+            CellChange(
+                index=i,
+                source=rng.choice([f"x = {i}", f"x = {i}!", "changed"]),
+                cell_type=rng.choice([None, "markdown"]),
+            )
+            for i in chosen
+        ]
+        return view.update(changes)
+    return view.delete(rng.sample(range(n), rng.randint(1, min(n, 4))))
 
 
-def edit_randomly(rng: random.Random, view: NotebookView, fork: Any, serial: list[int], moved: list[bool]) -> None:
-    ycells = fork.document.ycells
-    with view.edit("random"):
-        for _ in range(rng.randint(1, 6)):
-            n = len(ycells)
-            what = rng.choice(["type", "insert", "delete", "retype", "move", "metadata"])
-            if what == "type" and n:
-                source = ycells[rng.randrange(n)]["source"]
-                source.insert(len(source), rng.choice(["!", "\nmore", ""]))
-            elif what == "insert":
-                serial[0] += 1
-                new = fork.document.create_ycell(
-                    {"id": f"n{serial[0]}", "cell_type": "markdown", "source": f"new {serial[0]}", "metadata": {"k": 1}}
-                )
-                ycells.insert(rng.randint(0, n), new)
-            elif what == "delete" and n:
-                start = rng.randrange(n)
-                del ycells[start : min(n, start + rng.randint(1, 3))]
-            elif what == "retype" and n:
-                view._retype(rng.randrange(n), "markdown", "retyped")
-            elif what == "move" and n > 1:
-                moved.append(True)
-                cell = ycells[rng.randrange(n)].to_py()
-                del ycells[[c["id"] for c in ycells.to_py()].index(cell["id"])]
-                ycells.insert(rng.randrange(n), fork.document.create_ycell(cell))
-            elif what == "metadata" and n:
-                ycells[rng.randrange(n)]["metadata"]["seen"] = True
-
-
-@pytest.mark.parametrize("walked", [64, 0], ids=["walked", "one pass"])
-@pytest.mark.parametrize("seed", range(40))
-def test_touched_cells_report_what_comparing_every_cell_reports_and_accepting_them_gives_the_fork(
-    seed: int, walked: int, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("seed", range(60))
+def test_a_proposal_answers_as_the_live_edit_and_accepting_it_gives_the_live_edits_cells(
+    seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(review, "_WALKED", walked)
     rng = random.Random(seed)
-    live = notebook(rng.randint(0, 30))
-    live_view = NotebookView(live, CellIndex(live.ycells), "n.ipynb")
-    index = CellIndex(live.ycells)
-    base = live.ydoc.get_update()
-    fork = ForkDocument(live, "notebook", "n.ipynb", synchronize=False, doc=copy_of(base), seed=index.seed())
-    fork_view = fork.notebook_view(None)
-    before = listed(fork_view)
-    assert fork.index is not None
-    touched = Touched(fork.document.ycells, fork.index)
-    moved: list[bool] = []
-    edit_randomly(rng, fork_view, fork, [0], moved)
-    touched.close()
-    after = listed(fork_view)
-    found = proposed_cells(base, fork.ydoc, [c for c, _, _ in before], fork_view.ids, touched.ids)
-    # an event that could not be read: every cell is compared, to the same result
-    assert proposed_cells(base, fork.ydoc, [c for c, _, _ in before], fork_view.ids, None) == found
-    shown = [(c.cell_id, c.change, c.before, c.after, c.cell_type, c.index, c.after_cell) for c in found]
-    assert shown == everything(before, after)
-    assert all(c.metadata.get("k") == 1 for c in found if c.change == "insert")
-    # Accepting it all gives the fork's cells; a move is no change, so after one only each cell's content and
-    # each inserted cell's place (after the cell it followed in the fork) are the fork's.
-    outcome, _ = apply_cells(live_view, found, "accepted")
+    size = rng.randint(1, 30)  # (an empty notebook gets a cell of a random id)
+    made, proposed = notebook(size), notebook(size)
+    made_view = NotebookView(made, CellIndex(made.ycells), "n.ipynb")
+    live_view = NotebookView(proposed, CellIndex(proposed.ycells), "n.ipynb")
+    before = listed(live_view)
+    serial = itertools.count()
+    monkeypatch.setattr(uuid, "uuid4", lambda: f"u{next(serial)}")
+    answer = batch(random.Random(seed), made_view)
+    serial = itertools.count()
+    proposal = ProposedNotebook(live_view)
+    assert batch(random.Random(seed), proposal) == answer  # the same answer to the tool
+    assert proposal.cell_count == made_view.cell_count
+    assert listed(live_view) == before  # nothing was written
+    with pytest.raises(InvalidArgument):  # one edit per proposal
+        proposal.delete([0]) if proposal.cell_count else proposal.insert([NewCell("y", "code", {})], 0)
+    outcome, _ = apply_cells(live_view, proposal.changes, "accepted")
     assert all(why is None for why in outcome.values()), outcome
-    got = listed(live_view)
-    if not moved:
-        assert got == after
-    assert sorted(got) == sorted(after)
-    order = [cid for cid, _, _ in got]
-    for c in found:
+    assert listed(live_view) == listed(made_view)
+    for c in proposal.changes:
         if c.change == "insert":
-            assert order.index(c.cell_id) == (order.index(c.after_cell) + 1 if c.after_cell else 0)
+            assert made_view.ycell(c.cell_id)["metadata"].to_py() == c.metadata
 
 
 def test_runs_of_positions() -> None:

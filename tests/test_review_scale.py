@@ -1,8 +1,8 @@
 """Review mode on a big notebook: proposing and accepting cost what they change, not the notebook's size.
 
-A proposal is made in a fork and read back per touched cell; an accept applies the chosen cells by id. Neither
-may read the whole notebook on the loop every notebook and kernel shares: the first test counts whole-notebook
-reads and array accesses (they must not grow with the notebook), the second drives a 20,000-cell notebook under
+A proposal records the cells its edit touches (never a copy of the document); an accept applies the chosen cells
+by id. Neither may read or copy the whole notebook: the first test counts whole-notebook reads and copies and array
+accesses (they must not grow with the notebook), the second drives a 20,000-cell notebook under
 the loop monitor (tests/loopmonitor.py), which alone fails it when a step holds the loop.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import pycrdt
 import pytest
 
 from jupyter_pair_mcp.adapters.rooms import cellindex, notebook, scanning
@@ -42,11 +43,21 @@ def accesses(monkeypatch: pytest.MonkeyPatch) -> Accesses:
 
 
 class WholeReads:
-    """Counts reads of every cell at once (a snapshot, a sources list, the cells as JSON) under our code."""
+    """Counts reads of every cell at once (a snapshot, a sources list, the cells as JSON) and copies of the whole
+    document (its update encoded, as a fork's copy takes it) under our code."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.n = 0
         self.names: list[str] = []
+        get_update = pycrdt.Doc.get_update
+
+        def whole_update(doc: Any, state: Any = None) -> Any:  # the whole document encoded: a copy of it
+            if state is None and _proposing_or_accepting(sys._getframe(1)):
+                self.n += 1
+                self.names.append(f"get_update in {sys._getframe(1).f_code.co_name}")
+            return get_update(doc, state) if state is not None else get_update(doc)
+
+        monkeypatch.setattr(pycrdt.Doc, "get_update", whole_update)
         for owner, name in [
             (scanning, "cells_snapshot"),
             (notebook.NotebookView, "sources"),
@@ -64,6 +75,20 @@ class WholeReads:
             return original(*args, **kwargs)
 
         return counted
+
+
+#: Where a proposal and an accept run (a save or a room's keep-alive sizing after them is any edit's, not theirs).
+REVIEW_PATH = ("tools/notebook_edit.py", "services/suggestions.py", "services/forks.py", "rooms/review.py")
+
+
+def _proposing_or_accepting(frame: Any) -> bool:
+    for _ in range(40):
+        if frame is None:
+            return False
+        if frame.f_code.co_filename.endswith(REVIEW_PATH):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def big(jp_root_dir: Any, name: str, count: int) -> str:

@@ -27,7 +27,6 @@ class SuggestionResult(BaseModel):
     summary: str
     created: str
     expires: str | None
-    fork_room_id: str
     version: str | None = None
     reason: str | None = None
     cells: list[SuggestedCell] | None = None

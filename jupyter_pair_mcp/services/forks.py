@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jupyter_pair_mcp.adapters.rooms import NotebookView, RoomsAdapter, TextView
-from jupyter_pair_mcp.adapters.rooms.forks import ForkDocument, copy_of
+from jupyter_pair_mcp.adapters.rooms.forks import ForkDocument
 from jupyter_pair_mcp.errors import InvalidArgument, NotFound, PermissionDenied, Unavailable
 
 log = logging.getLogger(__name__)
@@ -147,36 +147,6 @@ class ForkService:
         self._forks.pop(fork.fork_id, None)
         await fork.document.close(self._websocket_server())
         return fork
-
-    async def draft(self, path: str, kind: str) -> ForkDocument:
-        """An unsynchronized fork this service does not hold (a suggestion's: services/suggestions.py bounds and
-        ends it). It stays private - no room serves it - until :meth:`publish_draft`, so a proposal may read it
-        in a worker thread while the agent's edit is made."""
-        live, _ = await self.rooms._document(path, kind)
-        # The copy and the index seed are taken together on the loop (O(N) in Rust, 14 ms for 10,000 cells);
-        # the copy is applied in a worker thread, and the fork's cell index starts from the live one's.
-        update = live.ydoc.get_update()
-        seed = self.rooms.index_seed(path, live) if kind == "notebook" else None
-        doc = await asyncio.to_thread(copy_of, update)
-        base = update if kind == "notebook" else None
-        return ForkDocument(live, kind, path, synchronize=False, doc=doc, seed=seed, base=base)
-
-    async def publish_draft(self, document: ForkDocument, path: str, room_id: str, title: str) -> None:
-        """Serve a draft as a room under ``room_id`` like every fork, listed in jupyter-collaboration's fork
-        registry, so fork-aware clients see and can open it."""
-        server = self._websocket_server()
-        if server is None:
-            return
-        try:
-            await document.serve(server, room_id)
-            root = self.rooms.room_id(path, document.kind, create_id=False)
-            if root is not None:
-                document.list_in_collaboration(room_id, root, title, "")
-        except Exception:  # the suggestion works without a viewable room
-            log.warning("could not serve suggestion %s as a collaboration room", room_id, exc_info=True)
-
-    async def close_draft(self, document: ForkDocument) -> None:
-        await document.close(self._websocket_server())
 
     async def sweep(self, *, now: float | None = None) -> list[str]:
         """Discard forks unused for longer than ``ttl``."""

@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from jupyter_pair_mcp.adapters.rooms.forks import ForkDocument
-from jupyter_pair_mcp.adapters.rooms.review import CellProposal, Touched
+from jupyter_pair_mcp.adapters.rooms.review import CellProposal
 
 #: Characters of before/after text a listing or a result carries per cell, and per suggestion in all (an answer
-#: is serialized on the loop every notebook shares); what is left out is marked ``cut`` (the fork holds it all).
+#: is serialized on the loop every notebook shares); what is left out is marked ``cut`` (an open suggestion holds
+#: it all; a finished one keeps only what is shown).
 MAX_SHOWN = 20_000
 MAX_SHOWN_PER_SUGGESTION = 200_000
 
@@ -43,8 +43,9 @@ class Suggestion:
     version: str | None = None  # the history version of the last accept
     edit: str = ""  # the journal serial of the last accept's edit (finds the version in history)
     busy: bool = False  # an accept is under way (it awaits the room): no second decision meanwhile
-    document: ForkDocument | None = None
     notify: Notify | None = None
+    size: int = 0  # bytes its texts hold (the bounds count them)
+    text_cut: bool = False  # a finished text suggestion keeps only what is shown
 
     @property
     def owner(self) -> str:
@@ -65,6 +66,27 @@ class Suggestion:
         else:
             self.state = "rejected"
 
+    def release(self) -> None:
+        """Once finished, keep only what a listing shows of its texts (the rest of the memory is returned)."""
+        budget = [MAX_SHOWN_PER_SUGGESTION]
+
+        def kept(text: str | None, limit: int = MAX_SHOWN) -> str | None:
+            if text is None:
+                return None
+            part = text[: max(0, min(limit, budget[0]))]
+            budget[0] -= len(part)
+            return part
+
+        for c in self.cells:
+            before, after = kept(c.before), kept(c.after)
+            c.cut = c.cut or before != c.before or after != c.after
+            c.before, c.after = before, after
+        if self.text is not None:
+            text = (kept(self.text[0], MAX_SHOWN * 5) or "", kept(self.text[1], MAX_SHOWN * 5) or "")
+            self.text_cut = self.text_cut or text != self.text
+            self.text = text
+        self.size = 0
+
     def as_json(self) -> dict[str, Any]:
         """The shape the REST API and get_suggestion share (docs/review.md)."""
         expires = self.created + self.ttl if self.ttl else None
@@ -76,7 +98,6 @@ class Suggestion:
             "summary": self.summary,
             "created": _iso(self.created),
             "expires": _iso(expires) if expires is not None else None,
-            "fork_room_id": self.id,
             "version": self.version,
         }
         if self.reason:
@@ -102,7 +123,7 @@ class Suggestion:
                     "after": shown(c.after),
                     "state": c.state,
                 }
-                if entry["before"] != c.before or entry["after"] != c.after:
+                if c.cut or entry["before"] != c.before or entry["after"] != c.after:
                     entry["cut"] = True
                 if c.reason:
                     entry["reason"] = c.reason
@@ -111,7 +132,7 @@ class Suggestion:
         elif self.text is not None:
             before, after = shown(self.text[0], MAX_SHOWN * 5) or "", shown(self.text[1], MAX_SHOWN * 5) or ""
             answer["text"] = {"before": before, "after": after}
-            if (before, after) != self.text:
+            if self.text_cut or (before, after) != self.text:
                 answer["text"]["cut"] = True
         return answer
 
@@ -121,19 +142,10 @@ def _iso(epoch: float) -> str:
 
 
 class Draft:
-    """A proposal being made: the fork the agent's edit goes to, and what its cells were before the edit."""
+    """A proposal being made: who proposes what where, and the view its edit is recorded in (``view``, None until
+    the edit tool asks for it: :meth:`SuggestionService.view`)."""
 
-    def __init__(self, suggestion_id: str, path: str, kind: str, document: ForkDocument | None, actor: Any) -> None:
+    def __init__(self, suggestion_id: str, path: str, kind: str, actor: Any) -> None:
         self.id, self.path, self.kind, self.actor = suggestion_id, path, kind, actor
-        self.document: Any = document  # None only while its fork is being made
-        self.dropped = False
-        self.before: str = ""  # a text document's text
-        self.before_ids: list[str] = []  # a notebook's cell ids, in order (a C-speed copy of its index's)
-        self.touched: Touched | None = None  # the cells the edit touched
-        if document is not None and kind == "notebook":
-            index = document.index
-            assert index is not None, "a notebook fork has a cell index"
-            self.before_ids = list(index.ids)
-            self.touched = Touched(document.document.ycells, index)
-        elif document is not None:
-            self.before = document.text_view(actor).text
+        self.view: Any = None
+        self.size = 0  # a draft holds nothing yet: the bounds count it by number only

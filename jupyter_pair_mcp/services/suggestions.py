@@ -1,14 +1,17 @@
 """Review mode: agents' edits as suggestions people accept or reject, cell by cell (docs/review.md).
 
-A suggestion is an agent's edit made in a fork of the live document (one per suggestion, never
-synchronized: :meth:`ForkService.draft`), so the live document is untouched until a person accepts. What it
-changes is kept per cell with the text it was made against, so accepting merges exactly that change three-way
-onto whatever the live text is by then (``adapters/rooms/review.py``). Accepting one suggestion carries every
-other pending suggestion on the same cells onto the new live text, or marks it ``conflict`` with the reason.
+A suggestion is an agent's edit recorded instead of made: the edit tool runs against a proposal's view of the
+live document (``adapters/rooms/proposing.py``), which records per cell what the edit changes and the text it
+changes, so the live document is untouched until a person accepts, and a suggestion holds what it changes, never
+a copy of the document. Accepting merges exactly that change three-way onto whatever the live text is by then
+(``adapters/rooms/review.py``). Accepting one suggestion carries every other pending suggestion on the same cells
+onto the new live text, or marks it ``conflict`` with the reason.
 
-Bounds: pending suggestions per document and per principal (a new proposal is refused past them, nothing
-pending is dropped to make room), an age after which a pending suggestion expires (its agent is told), and a
-bounded number of finished ones kept for ``get_suggestion``. State lives on the extension app, in memory.
+Bounds (``suggestion_bounds.py``): pending suggestions per document (with each principal's share of it), per
+principal, and the bytes they hold per principal and in all (a new proposal is refused past them, nothing
+pending is dropped to make room); an age after which a pending suggestion expires (its agent is told); a bounded
+number of finished ones kept for ``get_suggestion``, holding only what a listing shows. State lives on the
+extension app, in memory.
 """
 
 from __future__ import annotations
@@ -23,17 +26,12 @@ from typing import Any
 
 from jupyter_pair_mcp.adapters.rooms import RoomsAdapter
 from jupyter_pair_mcp.adapters.rooms.merge import MergeConflict
-from jupyter_pair_mcp.adapters.rooms.review import (
-    CellProposal,
-    apply_cells,
-    apply_text,
-    live_sources,
-    proposed_cells,
-    rebased,
-)
-from jupyter_pair_mcp.errors import Conflict, InvalidArgument, NotFound, PermissionDenied, Unavailable
+from jupyter_pair_mcp.adapters.rooms.proposing import ProposedNotebook, ProposedText, held_bytes
+from jupyter_pair_mcp.adapters.rooms.review import CellProposal, apply_cells, apply_text, live_sources, rebased
+from jupyter_pair_mcp.errors import Conflict, InvalidArgument, NotFound, PermissionDenied
 from jupyter_pair_mcp.services.activity import Activity, ActivityLog
 from jupyter_pair_mcp.services.suggestion import OPEN, Draft, Notify, Suggestion
+from jupyter_pair_mcp.services.suggestion_bounds import SuggestionBounds
 
 log = logging.getLogger(__name__)
 
@@ -42,21 +40,19 @@ class SuggestionService:
     def __init__(
         self,
         rooms: RoomsAdapter,
-        forks: Any,  # services.forks.ForkService (drafts its forks)
         log: ActivityLog | None = None,
         history: Any = None,  # services.history.HistoryService: the version an accept made
         contents: Any = None,  # adapters.contents.ContentsAdapter: the REST API's paths
         *,
         review_mode: bool = False,
-        max_per_document: int = 20,
-        max_per_principal: int = 50,
+        bounds: SuggestionBounds | None = None,
         ttl: float = 3600.0,
         max_kept: int = 200,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.rooms, self.forks, self.log, self.history, self.contents = rooms, forks, log, history, contents
+        self.rooms, self.log, self.history, self.contents = rooms, log, history, contents
         self.review_mode = review_mode
-        self.max_per_document, self.max_per_principal, self.ttl = max_per_document, max_per_principal, ttl
+        self.bounds, self.ttl = bounds or SuggestionBounds(), ttl
         self.max_kept = max_kept
         self.clock = clock  # expiry is measured on it (tests control time through it)
         #: Jupyter usernames who asked (PUT api/mcp/review) that agents acting as them propose.
@@ -91,68 +87,49 @@ class SuggestionService:
 
     # -- proposing ------------------------------------------------------------------------------------
     async def draft(self, path: str, kind: str, actor: Any) -> Draft:
-        """A fork for one proposal, after checking the bounds (nothing pending is dropped to make room)."""
+        """One proposal under way, after checking the count bounds (nothing pending is dropped to make room)."""
         await self.sweep()
-        pending: list[Any] = [s for s in self._all.values() if s.state in OPEN] + list(self._drafts.values())
-        here = sum(1 for s in pending if s.path == path)
-        if self.max_per_document and here >= self.max_per_document:
-            raise Unavailable(
-                f"{path} already has {here} pending suggestions (the limit per document): wait for people to "
-                "accept or reject them (get_suggestion tells their state)"
-            )
-        mine = sum(1 for s in pending if s.actor.principal == actor.principal)
-        if self.max_per_principal and mine >= self.max_per_principal:
-            raise Unavailable(
-                f"you already have {mine} pending suggestions (the limit): wait for people to accept or reject them"
-            )
-        suggestion_id = uuid.uuid4().hex
-        placeholder = Draft(suggestion_id, path, kind, None, actor)
-        self._drafts[suggestion_id] = placeholder  # held while the fork is made: concurrent proposals count it
-        try:
-            document = await self.forks.draft(path, kind)
-        except BaseException:
-            self._drafts.pop(suggestion_id, None)
-            raise
-        draft = Draft(suggestion_id, path, kind, document, actor)
-        self._drafts[suggestion_id] = draft
+        self.bounds.check_count(self._pending(), path, actor.principal)
+        draft = Draft(uuid.uuid4().hex, path, kind, actor)
+        self._drafts[draft.id] = draft  # held until submitted or dropped: concurrent proposals count it
         return draft
 
-    async def drop(self, draft: Draft) -> None:
-        """Discard a draft whose edit failed (nothing was proposed); once."""
-        self._drafts.pop(draft.id, None)
-        if draft.touched is not None:
-            draft.touched.close()
-        if not draft.dropped:
-            draft.dropped = True
-            await self.forks.close_draft(draft.document)
+    def _pending(self) -> list[Any]:
+        return [s for s in self._all.values() if s.state in OPEN] + list(self._drafts.values())
 
-    async def submit(self, draft: Draft, summary: str, notify: Notify | None = None) -> Suggestion:
-        """Register what the draft's edit changed as a pending suggestion."""
+    async def view(self, draft: Draft) -> Any:
+        """The proposal's view of the live document, for the edit tool (use it synchronously, as a live view):
+        it reads the room and records the edit (``adapters/rooms/proposing.py``)."""
+        if draft.kind == "notebook":
+            draft.view = ProposedNotebook(await self.rooms.notebook(draft.path, draft.actor))
+        else:
+            draft.view = ProposedText(await self.rooms.text(draft.path, draft.actor))
+        return draft.view
+
+    async def drop(self, draft: Draft) -> None:
+        """Discard a draft whose edit failed (nothing was proposed)."""
+        self._drafts.pop(draft.id, None)
+        draft.view = None
+
+    async def submit(self, draft: Draft, summary: str | None = None, notify: Notify | None = None) -> Suggestion:
+        """Register what the draft's edit recorded as a pending suggestion, within the byte bounds."""
+        view = draft.view
+        summary = summary or (view.summary if view is not None else "") or "an edit"
         now = self.clock()
         suggestion = Suggestion(
             draft.id, draft.path, draft.kind, draft.actor, summary[:500], time.time(), now + self.ttl, self.ttl,
-            document=draft.document, notify=notify,
+            notify=notify,
         )  # fmt: skip
-        if draft.kind == "notebook":
-            document, touched = draft.document, draft.touched
-            assert touched is not None, "a notebook draft records the cells its edit touched"
-            touched.close()  # the edit is done; the fork stays private until published below
-            after_ids = list(document.index.ids)
-            recorded = None if touched.lost else touched.ids
-            suggestion.cells = await asyncio.to_thread(
-                proposed_cells, document.base, document.ydoc, draft.before_ids, after_ids, recorded
-            )
-            document.base = None
-            changed = bool(suggestion.cells)
-        else:
-            after = draft.document.text_view(draft.actor).text
-            suggestion.text = (draft.before, after)
-            changed = after != draft.before
+        if isinstance(view, ProposedNotebook):
+            suggestion.cells = view.changes
+        elif isinstance(view, ProposedText) and view.text_change is not None:
+            suggestion.text = view.text_change
+        changed = bool(suggestion.cells) or (suggestion.text is not None and suggestion.text[0] != suggestion.text[1])
+        await self.drop(draft)
         if not changed:
-            await self.drop(draft)
             raise InvalidArgument("the edit changes nothing: nothing was proposed")
-        await self.forks.publish_draft(draft.document, draft.path, draft.id, f"suggestion by {draft.actor.name}")
-        self._drafts.pop(draft.id, None)
+        suggestion.size = held_bytes(suggestion.cells, suggestion.text)
+        self.bounds.check_bytes(self._pending(), draft.actor.principal, suggestion.size)
         self._all[suggestion.id] = suggestion
         self._record(suggestion, "propose", f"proposed {summary}", None)
         self._trim()
@@ -316,7 +293,7 @@ class SuggestionService:
         self._record(suggestion, kind, label, person)
         self._changed(suggestion)
         if suggestion.state not in OPEN:
-            await self._close(suggestion)
+            suggestion.release()
 
     def _changed(self, suggestion: Suggestion) -> None:
         suggestion.settle()
@@ -325,11 +302,6 @@ class SuggestionService:
                 suggestion.notify(suggestion)
             except Exception:  # a closed session: the agent reads the state with get_suggestion
                 log.debug("could not notify suggestion %s", suggestion.id, exc_info=True)
-
-    async def _close(self, suggestion: Suggestion) -> None:
-        if suggestion.document is not None:
-            document, suggestion.document = suggestion.document, None
-            await self.forks.close_draft(document)
 
     def _record(self, suggestion: Suggestion, kind: str, description: str, person: Any) -> None:
         if self.log is None:
@@ -372,7 +344,7 @@ class SuggestionService:
             suggestion.settle()
             self._record(suggestion, "expire", f"suggestion {suggestion.id[:8]} expired unreviewed", None)
             self._changed(suggestion)
-            await self._close(suggestion)
+            suggestion.release()
             log.info("Suggestion %s on %s expired after %.0f s", suggestion.id, suggestion.path, self.ttl)
         return [s.id for s in expired]
 
@@ -394,6 +366,5 @@ class SuggestionService:
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._sweeper
-        for suggestion in list(self._all.values()):
-            await self._close(suggestion)
         self._all.clear()
+        self._drafts.clear()

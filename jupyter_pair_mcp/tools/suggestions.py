@@ -2,7 +2,7 @@
 
 An edit tool asked to propose (``propose``), or called while review mode applies to its caller (the
 server's ``review_mode``, or the person's own switch for their Jupyter identity), makes its edit in a
-suggestion's fork instead of the live document and returns at once with the suggestion
+suggestion instead of the live document (recorded per cell, nothing copied) and returns at once with it
 (services/suggestions.py). The agent is told of every later state change by a ``notifications/message``
 on its session while that session is open, and reads the state with ``get_suggestion``.
 """
@@ -33,8 +33,8 @@ PROPOSED = "proposed: nothing runs until a person accepts it (run it then)"
 
 
 class Proposal:
-    """One edit call's proposal, when it is one: the draft (suggestion fork) its edit goes to, discarded if
-    the edit fails; ``draft`` is None when the edit goes to the live document (or to the agent's fork)."""
+    """One edit call's proposal, when it is one: the draft its edit is recorded in, discarded if the edit fails;
+    ``draft`` is None when the edit goes to the live document (or to the agent's fork)."""
 
     def __init__(
         self, b: Backends, ctx: Context, path: str, kind: str, propose: bool | None, fork_id: str | None
@@ -64,16 +64,14 @@ class Proposal:
             await self.b.suggestions.drop(self.draft)
 
     async def notebook_view(self) -> Any:
-        return self.draft.document.notebook_view(self.draft.actor) if self.draft is not None else None
+        return await self.b.suggestions.view(self.draft) if self.draft is not None else None
 
     async def text_view(self) -> Any:
-        return self.draft.document.text_view(self.draft.actor) if self.draft is not None else None
+        return await self.b.suggestions.view(self.draft) if self.draft is not None else None
 
     async def finish(self) -> dict[str, Any]:
         """Register the draft's edit as a pending suggestion; the suggestion, for the result's ``suggestion``."""
-        summaries = self.draft.document.summaries
-        summary = summaries[-1] if summaries else "an edit"
-        suggestion = await self.b.suggestions.submit(self.draft, summary, notify=_notifier(self.ctx))
+        suggestion = await self.b.suggestions.submit(self.draft, notify=_notifier(self.ctx))
         return dict(suggestion.as_json())
 
 

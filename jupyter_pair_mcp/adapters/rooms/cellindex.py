@@ -105,6 +105,11 @@ class CellIndex:
         self._ensure()
         return self._ids
 
+    def kind(self, index: int) -> str:
+        """The type of the cell at ``index`` (no cell is read)."""
+        self._ensure()
+        return self._kinds[index]
+
     def code_ids(self, start: int, end: int) -> list[str]:
         """Ids of the code cells among positions ``start:end``."""
         self._ensure()

@@ -46,17 +46,14 @@ class ForkDocument:
         synchronize: bool,
         doc: Doc[Any] | None = None,
         seed: tuple[list[str], list[str], list[bool]] | None = None,
-        base: bytes | None = None,
     ) -> None:
         """``doc``: the copy already made (:func:`copy_of`, off the loop); ``seed``: the live cell index's
-        :meth:`~.CellIndex.seed` taken with that copy, so the fork's index needs no rebuild; ``base``: the update
-        it was copied from, kept while a proposal still needs the cells as they were (see ``review.py``)."""
+        :meth:`~.CellIndex.seed` taken with that copy, so the fork's index needs no rebuild."""
         if doc is None:
             doc = Doc()
             doc.apply_update(live_document.ydoc.get_update())
         self.kind = kind
         self.path = path
-        self.base = base
         self.document: Any = _wrap(doc, kind)
         self.journal = EditJournal()  # fork edits feed no history, undo or presence of the live room
         self.summaries: list[str] = []

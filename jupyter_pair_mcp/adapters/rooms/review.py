@@ -1,9 +1,8 @@
 """Suggestions in the room: what a proposal changes, and applying an accepted part of it to the live room.
 
-A proposal is an agent's edit made in a fork of the live document (``forks.py``). What it changes is read
-off the fork per cell (inserted, updated, deleted; the before and after text), never off the agent's
-arguments, so every edit tool proposes the same way; only the cells the edit touched are read
-(:class:`Touched`), in a worker thread, so a proposal on a big notebook costs what it changes.
+A proposal is an agent's edit recorded, not made, by the proposal's view of the live document
+(``proposing.py``): per cell, inserted, updated or deleted, with the text it changes and what it makes of it,
+so every edit tool proposes the same way and a proposal on a big notebook costs (and holds) what it changes.
 
 Accepting applies the chosen cells to the live room in one agent transaction (one history version, the
 agent's undo takes it back), each found by id and merged three-way from the text the proposal was made
@@ -14,24 +13,16 @@ change that overlaps theirs is a conflict with its reason, never a silent overwr
 from __future__ import annotations
 
 import bisect
-import contextlib
 import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from pycrdt import Array
-
-from jupyter_pair_mcp.adapters.rooms.cellindex import CellIndex, cells_json
 from jupyter_pair_mcp.adapters.rooms.cells import nbformat_cell, source_text
-from jupyter_pair_mcp.adapters.rooms.forks import copy_of
 from jupyter_pair_mcp.adapters.rooms.merge import MergeConflict, apply, apply_hunks, diff, rebase, shared_budgets
 from jupyter_pair_mcp.adapters.rooms.notebook import NotebookView
 from jupyter_pair_mcp.adapters.rooms.textdoc import TextView
 
 log = logging.getLogger(__name__)
-
-#: Up to this many cells a proposal reads by walking to each (O(position) in Rust); past it, in one pass.
-_WALKED = 64
 
 
 @dataclass
@@ -48,102 +39,7 @@ class CellProposal:
     metadata: dict[str, Any] = field(default_factory=dict)  # insert: the new cell's metadata
     state: str = "pending"
     reason: str | None = None
-
-
-class Touched:
-    """Ids of the cells an edit of a private fork touched, recorded as it commits, so a proposal reads only those.
-
-    Changes inside a cell arrive as deep events whose path starts at the cell's position; the fork's cell
-    index (observed first: pycrdt runs shallow observers before deep ones) names the cell there. Cells
-    inserted into the array are named by their own ids, which also catches a retype or a move (both
-    re-insert a cell under its id). Deleted cells need no event: they are missing from the index afterwards.
-    """
-
-    def __init__(self, ycells: Any, index: CellIndex) -> None:
-        self.ids: set[str] = set()
-        self.lost = False  # an event could not be read: the proposal then compares every cell
-        self._ycells, self._index = ycells, index
-        self._subscription: Any = ycells.observe_deep(self._on_events)
-
-    def _on_events(self, events: Any) -> None:
-        try:
-            for event in events:
-                path = event.path
-                if path:
-                    ids = self._index.ids
-                    if isinstance(path[0], int) and 0 <= path[0] < len(ids):
-                        self.ids.add(ids[path[0]])
-                    else:
-                        self.lost = True
-                    continue
-                for op in event.delta:
-                    for item in op.get("insert", ()):
-                        self.ids.add(str(item.get("id", "") or "") if hasattr(item, "get") else "")
-        except Exception:  # never raise into the edit: compare every cell instead
-            log.debug("a touched cell was not recorded; the proposal compares every cell", exc_info=True)
-            self.lost = True
-
-    def close(self) -> None:
-        if self._subscription is not None:
-            with contextlib.suppress(Exception):
-                self._ycells.unobserve(self._subscription)
-            self._subscription = None
-
-
-def proposed_cells(
-    base: bytes, fork: Any, before_ids: list[str], after_ids: list[str], touched: set[str] | None
-) -> list[CellProposal]:
-    """What a proposal changes, per cell, in the proposal's order (deletions last): run in a worker thread.
-
-    ``base`` is the document the fork was copied from (its update), ``fork`` the fork's document after the edit
-    (private: neither served nor synchronized yet), the ids their cells had in order, and the ids the edit
-    touched (None: compare every cell). Only inserted, deleted and touched cells are read.
-    """
-    before_at = {cid: i for i, cid in enumerate(before_ids) if cid}
-    after_at = {cid: i for i, cid in enumerate(after_ids) if cid}
-    inserted = [cid for cid in after_at if cid not in before_at]
-    deleted = [cid for cid in before_at if cid not in after_at]
-    kept = [cid for cid in (after_at if touched is None else touched) if cid in before_at and cid in after_at]
-    after = _read(fork.get("cells", type=Array), {cid: after_at[cid] for cid in inserted + kept})
-    before: dict[str, tuple[str, str, dict[str, Any]]] = {}
-    if kept or deleted:
-        before = _read(copy_of(base).get("cells", type=Array), {cid: before_at[cid] for cid in kept + deleted})
-    found: list[CellProposal] = []
-    for cid in sorted(inserted + kept, key=after_at.__getitem__):
-        at = after_at[cid]
-        kind, source, metadata = after[cid]
-        if cid in before_at:
-            old_kind, old_source, _ = before[cid]
-            if (old_kind, old_source) != (kind, source):
-                found.append(CellProposal(cid, "update", old_source, source, kind, at))
-        else:
-            previous = after_ids[at - 1] if at > 0 else ""
-            found.append(CellProposal(cid, "insert", None, source, kind, at, after_cell=previous, metadata=metadata))
-    for cid in deleted:
-        kind, source, _ = before[cid]
-        found.append(CellProposal(cid, "delete", source, None, kind, before_at[cid]))
-    return found
-
-
-def _read(ycells: Any, positions: dict[str, int]) -> dict[str, tuple[str, str, dict[str, Any]]]:
-    """(cell_type, source, metadata) of the cells at ``positions``: a walk to each of a few, else one pass."""
-    if len(positions) <= _WALKED:
-        found = {}
-        for cid, at in positions.items():
-            ycell = ycells[at]
-            metadata = ycell.get("metadata")
-            found[cid] = (
-                str(ycell.get("cell_type", "code")),
-                source_text(ycell.get("source", "")),
-                dict(metadata.to_py() or {}) if hasattr(metadata, "to_py") else dict(metadata or {}),
-            )
-        return found
-    cells = cells_json(ycells)
-    return {
-        cid: (str(c.get("cell_type", "code")), source_text(c.get("source", "")), dict(c.get("metadata") or {}))
-        for cid, at in positions.items()
-        for c in (cells[at],)
-    }
+    cut: bool = False  # before/after kept only in part (a finished suggestion keeps what is shown)
 
 
 def live_sources(view: NotebookView, cell_ids: set[str]) -> dict[str, str]:
@@ -172,6 +68,7 @@ def apply_cells(view: NotebookView, cells: list[CellProposal], summary: str) -> 
     """
     outcome: dict[str, str | None] = {}
     planned: list[tuple[CellProposal, int, str]] = []  # (cell, live position, live source) of updates and deletes
+    fetched: dict[int, Any] = {}  # their live cells, by position: found once (the edit forgets the index's fetches)
     for cell in cells:
         at = view.find(cell.cell_id)
         if cell.change == "insert":
@@ -181,7 +78,8 @@ def apply_cells(view: NotebookView, cells: list[CellProposal], summary: str) -> 
         if at is None:
             outcome[cell.cell_id] = "the cell was deleted since the proposal"
             continue
-        live = source_text(view._live(at).get("source", ""))
+        fetched[at] = view._live(at)
+        live = source_text(fetched[at].get("source", ""))
         if cell.change == "delete":
             if live != cell.before:
                 outcome[cell.cell_id] = "the cell changed since the proposal: deleting it would lose that"
@@ -209,7 +107,7 @@ def apply_cells(view: NotebookView, cells: list[CellProposal], summary: str) -> 
     with view.edit(summary, cells=applied) as record:
         for (cell, at, live), cell_hunks, most in zip(planned, hunks, budgets, strict=True):
             if cell.change == "update":
-                ycell = view._live(at)
+                ycell = fetched[at]
                 apply_hunks(ycell["source"], live, cell_hunks, most)
                 if cell.cell_type != str(ycell.get("cell_type")):  # a retype replaces the cell, as updates do
                     view._retype(at, cell.cell_type, str(ycell["source"]))

@@ -16,7 +16,7 @@ from typing import Any
 from pycrdt import Text
 
 from jupyter_pair_mcp.adapters.rooms.edits import Edit, EditJournal
-from jupyter_pair_mcp.adapters.rooms.merge import MergeConflict, TextOp, apply, apply_hunks, hunks_of, rebase
+from jupyter_pair_mcp.adapters.rooms.merge import Hunk, MergeConflict, TextOp, apply, apply_hunks, hunks_of, rebase
 from jupyter_pair_mcp.adapters.rooms.notebook import AGENT_ORIGIN
 from jupyter_pair_mcp.adapters.rooms.replace import Replacement
 from jupyter_pair_mcp.adapters.rooms.text import minimal_edit
@@ -54,6 +54,15 @@ class TextView:
     def apply(self, ops: list[TextOp], summary: str | None = None, *, base: Base | None = None) -> tuple[int, str]:
         """Apply a batch atomically, merged from ``base`` when given; returns the new length in characters
         and the text as the agent's edit defines it (its base with its operations)."""
+        live, hunks, wanted, summary = self.planned(ops, summary, base)
+        shift = sum(len(h.insert) - (h.end - h.start) for h in hunks[:-1])
+        with self._edit(summary, hunks[-1].start + shift + len(hunks[-1].insert) if hunks else None):
+            apply_hunks(self._text, live, hunks)
+        return len(self.text), wanted
+
+    def planned(self, ops: list[TextOp], summary: str | None, base: Base | None) -> tuple[str, list[Hunk], str, str]:
+        """What :meth:`apply` would do, applying nothing: the live text, the hunks of it that carry out the batch
+        (merged from ``base``), the text as the agent's edit defines it, and the edit's summary."""
         live = self.text
         reference = base.text if base is not None else live
         agent = hunks_of(ops, reference)
@@ -76,10 +85,7 @@ class TextView:
         summary = summary or f"edited the text ({len(agent)} operation{'s' if len(agent) != 1 else ''}: " + (
             f"+{inserted} -{removed} characters)"
         )
-        shift = sum(len(h.insert) - (h.end - h.start) for h in hunks[:-1])
-        with self._edit(summary, hunks[-1].start + shift + len(hunks[-1].insert) if hunks else None):
-            apply_hunks(self._text, live, hunks)
-        return len(self.text), wanted
+        return live, hunks, wanted, summary
 
     def set_text(self, wanted: str, summary: str, *, source: str = "agent") -> bool:
         """Make the text ``wanted`` with one minimal replacement (text typed elsewhere survives); False when equal."""
