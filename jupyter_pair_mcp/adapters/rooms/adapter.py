@@ -40,6 +40,7 @@ from jupyter_pair_mcp.adapters.rooms.keepalive import KeptRooms
 from jupyter_pair_mcp.adapters.rooms.linear_ydoc import BigReader
 from jupyter_pair_mcp.adapters.rooms.notebook import NotebookView
 from jupyter_pair_mcp.adapters.rooms.opening import Explain, open_document
+from jupyter_pair_mcp.adapters.rooms.outline import Outline, OutlineCache
 from jupyter_pair_mcp.adapters.rooms.persist import (
     Unsaved,
     is_document_room,
@@ -58,6 +59,8 @@ from jupyter_pair_mcp.notices import current as current_call
 
 log = logging.getLogger(__name__)
 
+#: Bytes of outline rows kept for paging (outline.py), all rooms together: ~15 MB for a 100,000-cell notebook.
+OUTLINE_CACHE_BYTES = 64 << 20
 #: Room id prefixes as jupyter-collaboration builds them: ``{file_format}:{content_type}:{file_id}``.
 _ROOM_PREFIX = {"notebook": "json:notebook", "file": "text:file"}
 
@@ -123,6 +126,7 @@ class RoomsAdapter:
         self._metadata = MetadataCache(max_bytes=max_history_cache_bytes)
         self._ystore_configured = False
         self._indexes: dict[str, tuple[Any, CellIndex]] = {}
+        self.outlines = OutlineCache(OUTLINE_CACHE_BYTES)
         self._ydoc: Any = None
 
     # -- lookups ----------------------------------------------------------------------------------
@@ -324,6 +328,11 @@ class RoomsAdapter:
         document, room_id = await self._document(path, "notebook")
         return NotebookView(document, self._index(room_id, document), path, journal=self.journal, actor=actor)
 
+    async def outline(self, view: NotebookView, start: int, max_bytes: int, max_cells: int) -> Outline:
+        """A page of the live notebook's outline: every page of one version of it from one scan (outline.py)."""
+        key = self.room_id(view.path, "notebook", create_id=False) or view.path
+        return await self.outlines.page(key, view.index, view.ydoc, self.scanner.scan, start, (max_bytes, max_cells))
+
     def index_seed(self, path: str, document: Any) -> tuple[list[str], list[str], list[bool]] | None:
         """The live notebook's cell index, copied (:meth:`CellIndex.seed`), when it follows ``document``."""
         entry = self._indexes.get(self.room_id(path, "notebook", create_id=False) or "")
@@ -413,6 +422,7 @@ class RoomsAdapter:
 
     def _forget(self, room_id: str) -> None:
         self.kept.forget(room_id)
+        self.outlines.drop(room_id)
         entry = self._indexes.pop(room_id, None)
         if entry is not None:
             entry[1].close()
