@@ -25,7 +25,7 @@ from typing import Any
 from pycrdt import Array, Map, Text
 
 from jupyter_pair_mcp.adapters.rooms.awareness import people as room_people
-from jupyter_pair_mcp.adapters.rooms.cellindex import CellIndex
+from jupyter_pair_mcp.adapters.rooms.cellindex import CellIndex, observe_changes
 from jupyter_pair_mcp.adapters.rooms.disk import DiskWatch, reason_of
 from jupyter_pair_mcp.adapters.rooms.edits import EditJournal
 from jupyter_pair_mcp.adapters.rooms.history import (
@@ -75,7 +75,10 @@ class ContentWatch:
     def close(self) -> None:
         for shared, subscription in self.subscriptions:
             with contextlib.suppress(Exception):  # the document may be gone already
-                shared.unobserve(subscription)
+                if isinstance(shared, Text):
+                    shared.unobserve(subscription)
+                else:
+                    subscription.drop()  # a raw subscription (observe_changes)
 
 
 @dataclass(frozen=True)
@@ -281,7 +284,7 @@ class RoomsAdapter:
             return None
         if kind == "notebook":
             shared: list[Any] = [ydoc.get("cells", type=Array), ydoc.get("meta", type=Map)]
-            return ContentWatch(ydoc, [(s, s.observe_deep(callback)) for s in shared])
+            return ContentWatch(ydoc, [(s, observe_changes(s, callback)) for s in shared])  # no event paths (walks)
         text = ydoc.get("source", type=Text)
         return ContentWatch(ydoc, [(text, text.observe(callback))])
 

@@ -35,6 +35,14 @@ _FETCHED = 256  # live cells kept from lookups (a batch's worth)
 MAX_LIVE = 50_000  # live cell maps kept by id (~0.3 KB each); past it they are dropped and met again
 
 
+def observe_changes(shared: Any, callback: Callable[[Any], None]) -> Any:
+    """Call ``callback(events)`` on every change inside ``shared`` (deep), with pycrdt's raw events: pycrdt's own
+    ``observe_deep`` computes each event's ``path`` before the callback runs, and a path walks the cells array to
+    the cell (12-40 ms to the middle of 100,000 cells), for every observer, on every edit. The callback must not
+    raise (it runs inside the commit). Returns the subscription: keep it (dropped, it stops); ``.drop()`` ends it."""
+    return shared.integrated.observe_deep(callback)
+
+
 def cells_json(ycells: Any) -> list[dict[str, Any]]:
     """Every cell of a cells array as plain dicts, from Rust-side JSON of the whole array: one linear
     pass, unlike pycrdt's per-index access (O(index)) and iteration (O(N²))."""
@@ -77,7 +85,7 @@ class CellIndex:
         #: Every change to the cells (text too): what a result computed from the cells is valid for.
         self.version = 0
         self._structure = ycells.observe(self._on_structure)
-        self._deep = ycells.integrated.observe_deep(self._on_raw_cells)
+        self._deep = observe_changes(ycells, self._on_raw_cells)
 
     def seed(self) -> tuple[list[str], list[str], list[bool]]:
         """Copies of what this index knows (C-speed list copies), for :meth:`seeded` on a copy of its document
