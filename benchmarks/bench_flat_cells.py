@@ -3,7 +3,8 @@
 Starts a Jupyter server (subprocess, loopback only) and reports, per size, p50/p95 round trips and the server's
 CPU per call of: the first edit after the room opened (one sample), read one cell, update, insert, delete and
 move one cell (the middle one), through a raw MCP session over HTTP; then the outline's first page and a whole
-paged outline as ratios of a one-cell read (issue 35: one-cell ops <= 2x their 10-cell cost; a whole outline
+paged outline (each after a change, saved at once so that no autosave lands in them) as ratios of a one-cell
+read (issue 35: one-cell ops <= 2x their 10-cell cost; a whole outline
 within ~3x its first page).
 
     python benchmarks/bench_flat_cells.py [--sizes 10,100000] [--iterations 20] [--json out.json]
@@ -90,7 +91,13 @@ async def bench_size(server: JupyterProcess, raw: RawSession, size: int, n: int)
         lambda: raw.call("move_notebook_cell", path=path, cell_id=middle, to_index=size // 2 if next(flip) % 2 else 0),
         n,
     )
-    await update()  # a new version: the outline is scanned again
+
+    async def new_version() -> None:
+        """A change (the outline is scanned again), saved now: no autosave of the whole room lands in the timing."""
+        await update()
+        await raw.call("save_notebook", path=path)
+
+    await new_version()
     found["outline_first_page"] = await measure(pid, lambda: raw.call("get_notebook_outline", path=path), 1)
 
     async def whole() -> None:
@@ -98,7 +105,7 @@ async def bench_size(server: JupyterProcess, raw: RawSession, size: int, n: int)
         while start is not None:
             start = (await raw.call("get_notebook_outline", path=path, start_index=start))["next_index"]
 
-    await update()
+    await new_version()
     found["outline_whole"] = await measure(pid, whole, 1)
     return found
 
