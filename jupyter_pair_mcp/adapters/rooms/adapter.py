@@ -25,7 +25,7 @@ from typing import Any
 from pycrdt import Array, Map, Text
 
 from jupyter_pair_mcp.adapters.rooms.awareness import people as room_people
-from jupyter_pair_mcp.adapters.rooms.cellindex import CellIndex, observe_changes
+from jupyter_pair_mcp.adapters.rooms.cellindex import CellIndex, observe_changes, quiet_room_observer
 from jupyter_pair_mcp.adapters.rooms.disk import DiskWatch, reason_of
 from jupyter_pair_mcp.adapters.rooms.edits import EditJournal
 from jupyter_pair_mcp.adapters.rooms.history import (
@@ -189,6 +189,7 @@ class RoomsAdapter:
     def _adopt(self, room: Any) -> None:
         """Our saves and reloads for the room (bounded save interval, merged reloads; see saving.py)."""
         adopt(room, self.save_interval, write_now, reload_now, self._cell_ids, self._reader)
+        quiet_room_observer(room)  # its autosave trigger reads no event: no event paths (walks) for it
 
     async def _cell_ids(self, room: Any) -> Callable[[], list[str]]:
         """What gives the live notebook's cell ids in order, from its cell index (built off the loop now if no call

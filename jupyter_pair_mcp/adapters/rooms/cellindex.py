@@ -43,6 +43,35 @@ def observe_changes(shared: Any, callback: Callable[[Any], None]) -> Any:
     return shared.integrated.observe_deep(callback)
 
 
+def quiet_room_observer(room: Any) -> None:
+    """Give the room's own observer of the cells (jupyter_ydoc's ``YNotebook.observe``, subscribed by
+    jupyter-collaboration's ``DocumentRoom`` to trigger its autosave) raw events: it reads none of them for the
+    cells, but pycrdt would compute every event's path for it (a walk) on every edit. Idempotent; a document
+    observed differently is left as it is. Upstream's ``unobserve()`` still removes it (it is listed with the
+    array's subscriptions, where pycrdt's ``unobserve`` looks)."""
+    document: Any = getattr(room, "_document", None)
+    ycells = getattr(document, "_ycells", None)
+    subscriptions = getattr(document, "_subscriptions", None)
+    on_change = getattr(room, "_on_document_change", None)
+    if ycells is None or not isinstance(subscriptions, dict) or on_change is None:
+        return
+    old = subscriptions.get(ycells)
+    if old is None or getattr(document, "_jnmcp_raw_cells", None) is old:
+        return
+
+    def changed(_events: Any) -> None:
+        try:
+            on_change("cells", None)  # upstream reads the event only for its "state" target
+        except Exception:  # never raise into the commit of someone's edit
+            log.exception("the room's change handler failed")
+
+    raw = observe_changes(ycells, changed)
+    ycells.unobserve(old)
+    ycells._subscriptions.append(raw)
+    subscriptions[ycells] = raw
+    document._jnmcp_raw_cells = raw
+
+
 def cells_json(ycells: Any) -> list[dict[str, Any]]:
     """Every cell of a cells array as plain dicts, from Rust-side JSON of the whole array: one linear
     pass, unlike pycrdt's per-index access (O(index)) and iteration (O(N²))."""
