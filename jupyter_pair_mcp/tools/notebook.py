@@ -13,7 +13,6 @@ from pydantic import Field
 from jupyter_pair_mcp.adapters.contents.adapter import Entry, matcher
 from jupyter_pair_mcp.adapters.rooms import CellData
 from jupyter_pair_mcp.adapters.rooms.cells import search_snapshot
-from jupyter_pair_mcp.adapters.rooms.outline import outline
 from jupyter_pair_mcp.errors import InvalidArgument, NotFound
 from jupyter_pair_mcp.models.results import (
     Cell,
@@ -194,11 +193,9 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
         """Each cell's first line, heading, outputs, errors; pages by next_index."""
         path = await b.contents.require(path, "notebook")
         view = await b.rooms.notebook(path)
-        # Parsing and shaping every cell is Python work per cell: a scan, off the loop.
+        # Parsing and shaping every cell is Python work per cell: one scan off the loop serves every page.
         try:
-            found = await b.rooms.scanner.scan(
-                view.ydoc, outline, start_index, None, MAX_OUTLINE_BYTES, MAX_OUTLINE_CELLS
-            )
+            found = await b.rooms.outline(view, start_index, MAX_OUTLINE_BYTES, MAX_OUTLINE_CELLS)
         except ValueError as exc:
             raise InvalidArgument(str(exc)) from None
         return NotebookOutline(path=path, cell_count=found.cell_count, cells=found.rows, next_index=found.next_index)

@@ -25,7 +25,7 @@ from typing import Any
 from pycrdt import Array, Map, Text
 
 from jupyter_pair_mcp.adapters.rooms.awareness import people as room_people
-from jupyter_pair_mcp.adapters.rooms.cellindex import CellIndex
+from jupyter_pair_mcp.adapters.rooms.cellindex import CellIndex, observe_changes, quiet_room_observer
 from jupyter_pair_mcp.adapters.rooms.disk import DiskWatch, reason_of
 from jupyter_pair_mcp.adapters.rooms.edits import EditJournal
 from jupyter_pair_mcp.adapters.rooms.history import (
@@ -40,6 +40,7 @@ from jupyter_pair_mcp.adapters.rooms.keepalive import KeptRooms
 from jupyter_pair_mcp.adapters.rooms.linear_ydoc import BigReader
 from jupyter_pair_mcp.adapters.rooms.notebook import NotebookView
 from jupyter_pair_mcp.adapters.rooms.opening import Explain, open_document
+from jupyter_pair_mcp.adapters.rooms.outline import Outline, OutlineCache
 from jupyter_pair_mcp.adapters.rooms.persist import (
     Unsaved,
     is_document_room,
@@ -58,6 +59,8 @@ from jupyter_pair_mcp.notices import current as current_call
 
 log = logging.getLogger(__name__)
 
+#: Bytes of outline rows kept for paging (outline.py), all rooms together: ~15 MB for a 100,000-cell notebook.
+OUTLINE_CACHE_BYTES = 64 << 20
 #: Room id prefixes as jupyter-collaboration builds them: ``{file_format}:{content_type}:{file_id}``.
 _ROOM_PREFIX = {"notebook": "json:notebook", "file": "text:file"}
 
@@ -72,7 +75,10 @@ class ContentWatch:
     def close(self) -> None:
         for shared, subscription in self.subscriptions:
             with contextlib.suppress(Exception):  # the document may be gone already
-                shared.unobserve(subscription)
+                if isinstance(shared, Text):
+                    shared.unobserve(subscription)
+                else:
+                    subscription.drop()  # a raw subscription (observe_changes)
 
 
 @dataclass(frozen=True)
@@ -123,6 +129,7 @@ class RoomsAdapter:
         self._metadata = MetadataCache(max_bytes=max_history_cache_bytes)
         self._ystore_configured = False
         self._indexes: dict[str, tuple[Any, CellIndex]] = {}
+        self.outlines = OutlineCache(OUTLINE_CACHE_BYTES)
         self._ydoc: Any = None
 
     # -- lookups ----------------------------------------------------------------------------------
@@ -182,6 +189,7 @@ class RoomsAdapter:
     def _adopt(self, room: Any) -> None:
         """Our saves and reloads for the room (bounded save interval, merged reloads; see saving.py)."""
         adopt(room, self.save_interval, write_now, reload_now, self._cell_ids, self._reader)
+        quiet_room_observer(room)  # its autosave trigger reads no event: no event paths (walks) for it
 
     async def _cell_ids(self, room: Any) -> Callable[[], list[str]]:
         """What gives the live notebook's cell ids in order, from its cell index (built off the loop now if no call
@@ -277,7 +285,7 @@ class RoomsAdapter:
             return None
         if kind == "notebook":
             shared: list[Any] = [ydoc.get("cells", type=Array), ydoc.get("meta", type=Map)]
-            return ContentWatch(ydoc, [(s, s.observe_deep(callback)) for s in shared])
+            return ContentWatch(ydoc, [(s, observe_changes(s, callback)) for s in shared])  # no event paths (walks)
         text = ydoc.get("source", type=Text)
         return ContentWatch(ydoc, [(text, text.observe(callback))])
 
@@ -323,6 +331,11 @@ class RoomsAdapter:
         """The live notebook of ``path`` for this call only (the caller checked the file exists)."""
         document, room_id = await self._document(path, "notebook")
         return NotebookView(document, self._index(room_id, document), path, journal=self.journal, actor=actor)
+
+    async def outline(self, view: NotebookView, start: int, max_bytes: int, max_cells: int) -> Outline:
+        """A page of the live notebook's outline: every page of one version of it from one scan (outline.py)."""
+        key = self.room_id(view.path, "notebook", create_id=False) or view.path
+        return await self.outlines.page(key, view.index, view.ydoc, self.scanner.scan, start, (max_bytes, max_cells))
 
     def index_seed(self, path: str, document: Any) -> tuple[list[str], list[str], list[bool]] | None:
         """The live notebook's cell index, copied (:meth:`CellIndex.seed`), when it follows ``document``."""
@@ -413,6 +426,7 @@ class RoomsAdapter:
 
     def _forget(self, room_id: str) -> None:
         self.kept.forget(room_id)
+        self.outlines.drop(room_id)
         entry = self._indexes.pop(room_id, None)
         if entry is not None:
             entry[1].close()

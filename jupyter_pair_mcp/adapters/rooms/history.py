@@ -27,6 +27,7 @@ from typing import Any
 
 from pycrdt import Array, Doc, Map, Text
 
+from jupyter_pair_mcp.adapters.rooms.cellindex import observe_changes
 from jupyter_pair_mcp.adapters.rooms.edits import EditJournal
 from jupyter_pair_mcp.adapters.rooms.updates import client_ids, deleted_client_ids, update_name
 
@@ -111,7 +112,7 @@ class HistoryRecorder:
         if room is not None:
             if getattr(room, "file_type", "") == "notebook":
                 shared: list[Any] = [ydoc.get("cells", type=Array), ydoc.get("meta", type=Map)]
-                subscriptions += [s.observe_deep(on_content) for s in shared]
+                subscriptions += [observe_changes(s, on_content) for s in shared]  # no event paths (walks)
             else:
                 subscriptions.append(ydoc.get("source", type=Text).observe(on_content))
         self._observed[ydoc] = subscriptions

@@ -65,6 +65,11 @@ class NotebookView:
     def ydoc(self) -> Any:
         return self._nb.ydoc
 
+    @property
+    def index(self) -> CellIndex:
+        """The room's cell index (its ``version`` counts the changes to the cells)."""
+        return self._index
+
     @contextlib.contextmanager
     def edit(
         self,
@@ -84,12 +89,12 @@ class NotebookView:
         record = JournalEdit(self.path, "notebook", self.actor, summary, source, cell_id, offset)
         if cells:
             record.details["cells"] = cells[:MAX_EDIT_CELLS]  # the cells it touched, for the activity log
-        self._index.forget_fetched()  # positions move inside the transaction, before any event says so
+        self._index.editing(True)  # positions move inside the transaction, before any event says so
         try:
             with self.journal.recording(self._nb.ydoc, record), self._nb.ydoc.transaction(origin=origin):
                 yield record
         finally:
-            self._index.forget_fetched()
+            self._index.editing(False)
 
     # -- addressing -------------------------------------------------------------------------------
     @property
@@ -138,9 +143,14 @@ class NotebookView:
         return self._live(self.resolve(cell_id=cell_id))
 
     def _live(self, index: int) -> Any:
-        """The live cell at ``index``: the one a lookup just fetched, or a walk of the array."""
+        """The live cell at ``index``: the one a lookup just fetched, one the index keeps, or a walk of the array."""
         ycell = self._index.fetched(index)
-        return self._cells[index] if ycell is None else ycell
+        if ycell is None:
+            ycell = self._index.live_at(index)
+        if ycell is None:
+            ycell = self._cells[index]
+            self._index.met(index, ycell)
+        return ycell
 
     def transaction(self, summary: str = "wrote outputs", *, cell_id: str | None = None) -> Any:
         """One transaction writing execution state and outputs (history shows it as the agent's run);
