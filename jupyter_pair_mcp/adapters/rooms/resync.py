@@ -92,6 +92,19 @@ def plan(live: list[str | None], final: list[str], keep: Callable[[str], bool]) 
     return result
 
 
+def _step_cost(gap: Gap, anchor: tuple[int, str] | None, changed: set[str]) -> int:
+    """The most cells one step walks: a changed anchor's read (and, if it cannot change in place, its delete and
+    insert), the gap's inserts and its delete."""
+    walks = 3 * anchor[0] if anchor is not None and anchor[1] in changed else 0
+    return walks + gap.start * (len(gap.insert) + (gap.stop > gap.start))
+
+
+def cost(steps: Plan, changed: set[str]) -> int:
+    """The most cells :func:`apply` walks for ``steps`` with no budget: past its budget, it rebuilds."""
+    anchors: list[tuple[int, str] | None] = [*steps.anchors, None]
+    return sum(_step_cost(gap, anchor, changed) for gap, anchor in zip(steps.gaps, anchors, strict=True))
+
+
 def apply(
     ycells: Any,
     steps: Plan,
@@ -111,12 +124,7 @@ def apply(
     while index >= 0:
         gap = steps.gaps[index]
         anchor = steps.anchors[index] if index < len(steps.anchors) else None
-        cost = 0
-        if anchor is not None and anchor[1] in changed:
-            cost += anchor[0]
-        if gap.stop > gap.start:
-            cost += gap.start
-        cost += gap.start * len(gap.insert)
+        cost = _step_cost(gap, anchor, changed)
         if cost and walked + cost > budget and gap.start > 0:
             break  # the rest is rebuilt from index 0
         walked += cost
@@ -125,7 +133,6 @@ def apply(
             if not update(ycells[position], cell_id):
                 del ycells[position]
                 ycells.insert(position, create(cell_id))
-                walked += 2 * position
         for cell_id in reversed(gap.insert):  # before the cells they replace: an insert walks no deleted cell
             ycells.insert(gap.start, create(cell_id))
         if gap.stop > gap.start:
@@ -154,4 +161,4 @@ def apply(
         del ycells[len(rebuilt) : len(rebuilt) + stop]
 
 
-__all__ = ["WALK_BUDGET", "Gap", "Plan", "apply", "plan"]
+__all__ = ["WALK_BUDGET", "Gap", "Plan", "apply", "cost", "plan"]
