@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import random
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -166,3 +167,43 @@ async def test_a_change_on_disk_of_an_open_room_walks_linearly(
             assert [c["source"] for c in room._document.get()["cells"]] == [c["source"] for c in after["cells"]]
     small, big = counted
     assert big <= 2.5 * small + 1000 and big <= 16 * 600, counted
+
+
+async def test_a_call_waits_for_a_reload_as_long_as_it_runs(
+    mcp_client: Any, jp_root_dir: Path, jp_serverapp: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call finding the room reloading its file waits for the reload to end, however long it takes (it is
+    linear in the notebook): it was refused ("being loaded from disk") once a fixed wait ran out."""
+    from jupyter_pair_mcp.adapters.rooms import disk, saving
+
+    monkeypatch.setattr(saving, "LOAD_WAIT", 0.05)
+    monkeypatch.setattr(disk, "LOAD_WAIT", 0.05, raising=False)  # main's name of it
+    waited = threading.Event()
+    still_loading = saving.still_loading
+    answers: list[bool] = []
+
+    def counted(room: Any) -> bool:
+        answers.append(still_loading(room))
+        if answers.count(True) >= 3:  # the call has waited three times the wait, the reload running
+            waited.set()
+        return answers[-1]
+
+    monkeypatch.setattr(saving, "still_loading", counted)
+    merge = reload.merge_notebook
+
+    def slow_merge(*args: Any) -> Any:  # in the merge's worker thread: the reload runs until the call waited
+        waited.wait(60)
+        return merge(*args)
+
+    monkeypatch.setattr(reload, "merge_notebook", slow_merge)
+    path = "slow.ipynb"
+    before = notebook([cell(i) for i in range(20)])
+    (jp_root_dir / path).write_text(notebook_json(before["cells"]))
+    async with mcp_client() as client:
+        await call_tool(client, "get_notebook_info", path=path)
+        after = copy.deepcopy(before)
+        after["cells"][3]["source"] = "changed on disk"
+        rewrite(jp_root_dir / path, notebook_json(after["cells"]))
+        read = await call_tool(client, "get_notebook", path=path, cell_ids=["c3"])
+        assert read["cells"][0]["source"] == "changed on disk"
+        assert waited.is_set()

@@ -23,14 +23,18 @@ from tornado.web import HTTPError
 
 from jupyter_pair_mcp.adapters.rooms.diskmerge import Merged
 from jupyter_pair_mcp.adapters.rooms.reload import merge_reload
-from jupyter_pair_mcp.adapters.rooms.saving import SaveState, convert, path_of, read_for_write, state_of, take
+from jupyter_pair_mcp.adapters.rooms.saving import (
+    SaveState,
+    acquire_patiently,
+    convert,
+    path_of,
+    read_for_write,
+    state_of,
+    take,
+)
 from jupyter_pair_mcp.errors import Conflict, NotFound, PermissionDenied, Unavailable
 
 log = logging.getLogger(__name__)
-
-#: Seconds a save waits for a load of the room's file (its first load, or a reload after an out-of-band
-#: change) to finish: the content written must be what the room holds after it.
-LOAD_WAIT = 30.0
 
 #: Seconds the stop waits on, past its own time, for documents still being written: a hung disk must not
 #: hold the stop forever, but a big notebook on a slow one must not lose its edits for a prompt stop.
@@ -126,9 +130,9 @@ async def reload_now(room: Any) -> None:
 
 async def _read(room: Any, state: SaveState | None) -> tuple[Any, bytes]:
     """The document's content for its file and its state as a Yjs update (the next merge's base), read together,
-    under the room's update lock (a load of the file ends first; TimeoutError past LOAD_WAIT)."""
+    under the room's update lock (a load of the file ends first; TimeoutError past LOAD_WAIT when no reload runs)."""
     lock = room._update_lock
-    await asyncio.wait_for(lock.acquire(), LOAD_WAIT)
+    await acquire_patiently(room)
     try:
         update, taken = take(room, state)
         read_for_write(room)

@@ -52,6 +52,17 @@ async def _base(state: SaveState, update: bytes, notebook: bool) -> Any:
 async def merge_reload(room: Any, cell_ids: CellIds) -> Merged | None:
     """Load the room's changed file, merged with the room's unsaved changes; None when the file could not be read
     (logged and emitted as jupyter-collaboration does). Sets the room's base to the file's content."""
+    state = state_of(room)
+    if state is not None:
+        state.reloading += 1  # calls wait for it as long as it runs
+    try:
+        return await _merge_reload(room, cell_ids, state)
+    finally:
+        if state is not None:
+            state.reloading -= 1
+
+
+async def _merge_reload(room: Any, cell_ids: CellIds, state: SaveState | None) -> Merged | None:
     loader, document = room._file, room._document
     try:
         model = await loader.load_content(room.file_format, room.file_type)
@@ -68,7 +79,6 @@ async def merge_reload(room: Any, cell_ids: CellIds) -> Merged | None:
         return None
     theirs = model["content"]
     notebook = is_notebook(document)
-    state = state_of(room)
     ids = await cell_ids(room) if notebook else list
     async with room._update_lock:  # as upstream's reload: no autosave starts while the room is rewritten
         update, taken = take(room, state)

@@ -21,18 +21,24 @@ import logging
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from jupyter_pair_mcp.adapters.rooms.snapshot import is_notebook, notebook_content, notebook_json
 from jupyter_pair_mcp.errors import Conflict
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 #: ``await cell_ids(room)``: prepares the room's cell index (off the loop) and gives what reads its ids in order.
 CellIds = Callable[[Any], Awaitable[Callable[[], list[str]]]]
 
 #: The attribute of a room holding its :class:`SaveState` (the state travels with the room and dies with it).
 STATE = "_pair_mcp_saving"
+
+#: Seconds a call or a save waits for a load of the room's file (its first load, or a reload after an out-of-band
+#: change) to finish, and then on for as long as a reload still runs (it takes as long as the notebook is big).
+LOAD_WAIT = 30.0
 
 
 class Reader(Protocol):
@@ -57,6 +63,7 @@ class SaveState:
     merge_write_due: bool = False  # a merge kept changes the file lacks, and their write has not ended yet
     cell_ids: CellIds | None = None  # a notebook's live cell ids, from its cell index
     reader: Reader | None = None  # where a big notebook is read for its file
+    reloading: int = 0  # reloads of the file under way (from reading the file to the merge's last edit)
 
 
 def state_of(room: Any) -> SaveState | None:
@@ -106,6 +113,39 @@ def adopt(
     if loader is not None:  # the loader calls what it was given at the room's creation: give it ours
         loader.observe(room.room_id, on_file_change, room._on_filepath_change)
     return True
+
+
+async def patiently(room: Any, awaitable: Awaitable[T]) -> T:
+    """``awaitable``'s result once it is done: waited for :data:`LOAD_WAIT` seconds, and then on while the room
+    reloads its file (a reload runs in linear time, so a big notebook's takes longer: a call waits for it rather
+    than being refused); TimeoutError past that. ``awaitable`` goes on (the caller cancels it if it must)."""
+    task = asyncio.ensure_future(awaitable)
+    while True:
+        done, _ = await asyncio.wait({task}, timeout=LOAD_WAIT)
+        if done:
+            return task.result()
+        if not still_loading(room):
+            raise TimeoutError
+
+
+def still_loading(room: Any) -> bool:
+    """Whether a reload of the room's file is under way (a call waiting on the room waits on)."""
+    state = state_of(room)
+    return state is not None and state.reloading > 0
+
+
+async def acquire_patiently(room: Any) -> None:
+    """The room's update lock, held once a load or a reload under way has ended (:func:`patiently`); the caller
+    releases it. Given up (TimeoutError, cancelled), the lock is not taken."""
+    lock = room._update_lock
+    task = asyncio.ensure_future(lock.acquire())
+    try:
+        await patiently(room, task)
+    except BaseException:
+        if task.done() and not task.cancelled() and task.exception() is None:
+            lock.release()
+        task.cancel()
+        raise
 
 
 def read_for_write(room: Any) -> None:
@@ -199,4 +239,17 @@ def _emit(room: Any, level: str, action: str | None, msg: str) -> None:
         log.debug("emitting a room event failed", exc_info=True)
 
 
-__all__ = ["Reader", "SaveState", "adopt", "autosave", "convert", "path_of", "read_for_write", "state_of", "take"]
+__all__ = [
+    "LOAD_WAIT",
+    "Reader",
+    "SaveState",
+    "acquire_patiently",
+    "adopt",
+    "autosave",
+    "convert",
+    "path_of",
+    "patiently",
+    "read_for_write",
+    "state_of",
+    "take",
+]
