@@ -114,7 +114,7 @@ async def write_room(room: Any, path: str, *, merged_once: bool = False) -> None
         room._document.dirty = False
         room._document.hash = saved.get("hash")
     if state is not None:
-        state.base, state.base_content = update, None
+        state.written(update)
         state.writes += 1
 
 

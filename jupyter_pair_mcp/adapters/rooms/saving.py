@@ -64,6 +64,17 @@ class SaveState:
     cell_ids: CellIds | None = None  # a notebook's live cell ids, from its cell index
     reader: Reader | None = None  # where a big notebook is read for its file
     reloading: int = 0  # reloads of the file under way (from reading the file to the merge's last edit)
+    encoded: int = 0  # bytes of the document's update when it was last encoded (its load, its last write)
+    grown: int = 0  # bytes of the updates made to it since: with ``encoded``, its size, never encoded to measure it
+    subscription: Any = None  # the document observer that counts ``grown``
+
+    def size(self) -> int:
+        """About the document's encoded size (an upper bound: updates that replaced content count whole)."""
+        return self.encoded + self.grown
+
+    def written(self, update: bytes) -> None:
+        self.base, self.base_content = update, None
+        self.encoded, self.grown = len(update), 0
 
 
 def state_of(room: Any) -> SaveState | None:
@@ -93,8 +104,14 @@ def adopt(
     if state_of(room) is not None or not getattr(room, "ready", False):
         return False
     # Ready: the document is its file's content.
-    state = SaveState(max_interval, base=bytes(room.ydoc.get_update()), cell_ids=cell_ids, reader=reader)
+    base = bytes(room.ydoc.get_update())
+    state = SaveState(max_interval, base=base, cell_ids=cell_ids, reader=reader, encoded=len(base))
     setattr(room, STATE, state)
+
+    def grew(event: Any) -> None:
+        state.grown += len(event.update)
+
+    state.subscription = room.ydoc.observe(grew)
     ref = weakref.ref(room)
 
     async def maybe_save(previous: asyncio.Task[None] | None, save_now: bool = False) -> None:
