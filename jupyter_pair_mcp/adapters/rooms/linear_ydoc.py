@@ -30,6 +30,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import sys
 import warnings
 from collections.abc import Awaitable, Callable, Iterator
 from importlib.metadata import version
@@ -113,7 +114,10 @@ class BigReader:
         self.scanner = scanner
 
     def big(self, update: bytes) -> bool:
-        return self.scanner.processes > 0 and len(update) > self.scanner.in_place_bytes
+        return len(update) > self.limit()
+
+    def limit(self) -> int:
+        return self.scanner.in_place_bytes if self.scanner.processes > 0 else sys.maxsize
 
     async def read(self, update: bytes) -> Any | None:
         return await self.scanner.run(read_update, update, True)

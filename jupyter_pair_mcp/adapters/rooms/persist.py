@@ -31,6 +31,7 @@ from jupyter_pair_mcp.adapters.rooms.saving import (
     read_for_write,
     state_of,
     take,
+    taken_size,
 )
 from jupyter_pair_mcp.errors import Conflict, NotFound, PermissionDenied, Unavailable
 
@@ -62,7 +63,7 @@ async def write_room(room: Any, path: str, *, merged_once: bool = False) -> None
     """
     state = state_of(room)
     try:  # after any load: what people and agents see now
-        content, update = await _read(room, state)
+        content, update, size = await _read(room, state)
     except TimeoutError:
         raise Unavailable(f"{path!r} is being reloaded from disk; retry in a moment") from None
     pending = getattr(room, "_saving_document", None)
@@ -114,7 +115,7 @@ async def write_room(room: Any, path: str, *, merged_once: bool = False) -> None
         room._document.dirty = False
         room._document.hash = saved.get("hash")
     if state is not None:
-        state.written(update)
+        state.written(update, content, size)
         state.writes += 1
 
 
@@ -128,8 +129,9 @@ async def reload_now(room: Any) -> None:
     await _reload(room, path_of(room))
 
 
-async def _read(room: Any, state: SaveState | None) -> tuple[Any, bytes]:
-    """The document's content for its file and its state as a Yjs update (the next merge's base), read together,
+async def _read(room: Any, state: SaveState | None) -> tuple[Any, bytes | None, int]:
+    """The document's content for its file, for a big notebook its state as a Yjs update (the next merge's base;
+    else the content is), and about its encoded size, read together,
     under the room's update lock (a load of the file ends first; TimeoutError past LOAD_WAIT when no reload runs)."""
     lock = room._update_lock
     await acquire_patiently(room)
@@ -142,7 +144,7 @@ async def _read(room: Any, state: SaveState | None) -> tuple[Any, bytes]:
     if content is None:  # repeated cell ids: get() repairs them in the live document
         async with lock:
             content = room._document.get()
-    return content, update
+    return content, update, taken_size(update, taken)
 
 
 async def _reload(room: Any, path: str) -> Merged | None:

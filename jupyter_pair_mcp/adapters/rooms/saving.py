@@ -46,6 +46,10 @@ class Reader(Protocol):
 
     def big(self, update: bytes) -> bool: ...
 
+    def limit(self) -> int:
+        """The encoded size up to which a notebook is read in place (infinite: never in the worker)."""
+        ...
+
     async def read(self, update: bytes) -> Any | None: ...
 
 
@@ -72,9 +76,10 @@ class SaveState:
         """About the document's encoded size (an upper bound: updates that replaced content count whole)."""
         return self.encoded + self.grown
 
-    def written(self, update: bytes) -> None:
-        self.base, self.base_content = update, None
-        self.encoded, self.grown = len(update), 0
+    def written(self, update: bytes | None, content: Any, size: int) -> None:
+        """The file holds ``content`` now (``update``: the same as a Yjs update, for a big notebook)."""
+        self.base, self.base_content = update, (None if update is not None else content)
+        self.encoded, self.grown = size, 0
 
 
 def state_of(room: Any) -> SaveState | None:
@@ -216,26 +221,42 @@ async def autosave(room: Any, previous: asyncio.Task[None] | None, save_now: boo
             state.merge_write_due = False
 
 
-def take(room: Any, state: SaveState | None) -> tuple[bytes, Any]:
-    """In one step, with the room's update lock held: the document's state as a Yjs update (pycrdt, ~2.5 ns a
-    byte) and what :func:`convert` makes its content from: a text's string, a small notebook's JSON texts, or
-    nothing for a big notebook (converted from the update in the scan worker: the loop pays the encoding only)."""
+def take(room: Any, state: SaveState | None) -> tuple[bytes | None, Any]:
+    """In one step, with the room's update lock held, what :func:`convert` makes the content from: a text's string,
+    a small notebook's JSON texts (its serialization, which a save needs anyway), or, for a big notebook, nothing
+    but its state as a Yjs update (pycrdt, ~2.5 ns a byte), converted in the scan worker: the loop pays the
+    encoding only. The update (None for a text or a small notebook: no whole-document encoding) is what the
+    next merge starts from; else the content is. Big is told by :meth:`SaveState.size` (the saver knows it
+    without encoding), by encoding for a room the saver does not know."""
     document = room._document
-    update = bytes(room.ydoc.get_update())
     if not is_notebook(document):
-        return update, document.get()
+        return None, document.get()
     reader = state.reader if state is not None else None
-    return update, (None if reader is not None and reader.big(update) else notebook_json(document))
+    if reader is None:
+        return None, notebook_json(document)
+    if state is not None and state.size() <= reader.limit():
+        return None, notebook_json(document)
+    update = bytes(room.ydoc.get_update())
+    return update, (None if reader.big(update) else notebook_json(document))
 
 
-async def convert(room: Any, state: SaveState | None, update: bytes, taken: Any) -> Any | None:
+async def convert(room: Any, state: SaveState | None, update: bytes | None, taken: Any) -> Any | None:
     """The content :func:`take` read, as ``document.get()`` gives it (None: repeated cell ids, read it in place)."""
     if not is_notebook(room._document):
         return taken
     if taken is None:
-        assert state is not None and state.reader is not None
+        assert state is not None and state.reader is not None and update is not None
         return await state.reader.read(update)
     return await asyncio.to_thread(notebook_content, *taken)
+
+
+def taken_size(update: bytes | None, taken: Any) -> int:
+    """About the encoded size of what :func:`take` read (its JSON's for a small notebook: close enough)."""
+    if update is not None:
+        return len(update)
+    if isinstance(taken, tuple):
+        return sum(len(part) for part in taken)
+    return len(str(taken))
 
 
 def path_of(room: Any) -> str:
@@ -269,4 +290,5 @@ __all__ = [
     "read_for_write",
     "state_of",
     "take",
+    "taken_size",
 ]
