@@ -25,7 +25,7 @@ from typing import Any
 
 #: Cells walked per cell of the notebook a reload may spend on positioned edits before it rebuilds the rest
 #: (creating a cell costs ~1,000-3,000 walked cells, so the edits stay well under a fresh open's cost).
-WALK_BUDGET = 64
+WALK_BUDGET = 16
 
 
 @dataclass
