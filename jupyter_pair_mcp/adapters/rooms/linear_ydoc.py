@@ -43,7 +43,7 @@ from jupyter_ydoc.utils import cast_all
 from jupyter_ydoc.ynotebook import _CELL_KEY_TYPE_MAP
 from pycrdt import Doc, Map
 
-from jupyter_pair_mcp.adapters.rooms import resync
+import jupyter_pair_mcp.adapters.rooms.resync as resync
 from jupyter_pair_mcp.adapters.rooms.cellindex import cells_json
 from jupyter_pair_mcp.adapters.rooms.scanning import Scanner
 

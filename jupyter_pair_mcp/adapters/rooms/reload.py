@@ -20,7 +20,7 @@ from typing import Any
 from jupyter_ydoc.utils import cast_all
 from pycrdt import Doc, Map, Text
 
-from jupyter_pair_mcp.adapters.rooms import resync
+import jupyter_pair_mcp.adapters.rooms.resync as resync
 from jupyter_pair_mcp.adapters.rooms.cellindex import cells_json
 from jupyter_pair_mcp.adapters.rooms.diskmerge import Merged, merge_notebook, merge_text
 from jupyter_pair_mcp.adapters.rooms.linear_ydoc import read_update
