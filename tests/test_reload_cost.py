@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import random
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from jupyter_ydoc import YNotebook
 
 from jupyter_pair_mcp.adapters.rooms import linear_ydoc, reload, resync
 
-from .conftest import call_tool, document_room, notebook_json
+from .conftest import call_tool, document_room, notebook_json, stored
 from .test_disk_changes import rewrite
 
 
@@ -207,3 +208,35 @@ async def test_a_call_waits_for_a_reload_as_long_as_it_runs(
         read = await call_tool(client, "get_notebook", path=path, cell_ids=["c3"])
         assert read["cells"][0]["source"] == "changed on disk"
         assert waited.is_set()
+
+
+async def test_a_file_changed_while_its_room_was_closed_reopens_linearly(
+    mcp_client: Any, jp_root_dir: Path, jp_serverapp: Any, extension: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The room reopens from its stored history, which is not the file's now (a git checkout while the server was
+    down): the file is loaded into the room's cells (jupyter_server_ydoc's ``aset``) with bounded walks."""
+    monkeypatch.setattr(resync, "WALK_BUDGET", 8)
+    rooms = extension.rooms
+    monkeypatch.setattr(rooms.kept, "idle_timeout", 1.0)
+    walks = Walks(monkeypatch)
+    counted = []
+    async with mcp_client() as client:
+        for cells in (300, 600):
+            path = f"closed_{cells}.ipynb"
+            before = notebook([cell(i) for i in range(cells)])
+            (jp_root_dir / path).write_text(notebook_json(before["cells"]))
+            await call_tool(client, "get_notebook_info", path=path)
+            room_id = rooms.room_id(path, "notebook")
+            await stored(jp_serverapp, path)
+            assert room_id in await rooms.evict_idle(now=time.monotonic() + 3600)
+            after = copy.deepcopy(before)
+            for c in after["cells"]:
+                c["source"] += " # checked out"
+            rewrite(jp_root_dir / path, notebook_json(after["cells"]))
+            walks.walked = 0
+            await call_tool(client, "get_notebook_info", path=path)
+            counted.append(walks.walked)
+            room = document_room(jp_serverapp, path)
+            assert [c["source"] for c in room._document.get()["cells"]] == [c["source"] for c in after["cells"]]
+    small, big = counted
+    assert big <= 2.5 * small + 1000 and big <= 16 * 600, counted
