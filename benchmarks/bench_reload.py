@@ -87,7 +87,7 @@ async def measure(cells: int, runs: int, upstream: bool) -> dict[str, Any]:
                 add(f"upstream_{kind}", await cpu(lambda r=room, k=kind: linear_ydoc.UPSTREAM_ASET(r, changes[k])))
         for kind in ("one", "all", "moved"):
             _, room = await open_once(linear_ydoc._aset, copy.deepcopy(value))
-            ours = room.get()
+            *_, ours = linear_ydoc._get(room, True)  # (upstream's get() reads each cell at its index)
             ids = [c["id"] for c in ours["cells"]]
 
             async def merge(r: YNotebook = room, o: Any = ours, i: list[str] = ids, k: str = kind) -> None:
