@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 import warnings
 from typing import Any
 
@@ -173,6 +174,94 @@ class Walks:
         self.walked = 0
         await work()
         return self.walked
+
+
+class AllWalks(Walks):
+    """:class:`Walks`, and a delete's walk to the start of what it deletes."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        super().__init__(monkeypatch)
+        delitem = pycrdt.Array.__delitem__
+
+        def counted_delitem(array: Any, key: Any) -> None:
+            self.walked += key if isinstance(key, int) else (key.start or 0)
+            delitem(array, key)
+
+        monkeypatch.setattr(pycrdt.Array, "__delitem__", counted_delitem)
+
+
+def edited(value: dict[str, Any], rng: random.Random, edits: int) -> dict[str, Any]:
+    """``value`` with ``edits`` random changes: cells deleted, inserted, changed (source, metadata, outputs that a
+    cell cannot take in place), moved."""
+    after = copy.deepcopy(value)
+    cells = after["cells"]
+    for n in range(edits):
+        op = rng.choice("dicmot")
+        if op == "i" or not cells:
+            cells.insert(rng.randint(0, len(cells)), code(1000 + n))
+        elif op == "d":
+            cells.pop(rng.randrange(len(cells)))
+        elif op == "c":
+            cells[rng.randrange(len(cells))]["source"] = f"changed {n}"
+        elif op == "m":
+            cells.insert(rng.randint(0, len(cells) - 1), cells.pop(rng.randrange(len(cells))))
+        elif op == "o":
+            cells[rng.randrange(len(cells))]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "o"}]
+        else:
+            cells[rng.randrange(len(cells))]["metadata"] = {"tags": [str(n)]}
+    return after
+
+
+@pytest.mark.parametrize("budget", [0, 64])
+async def test_a_reload_is_upstreams_whatever_changed(budget: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Random changes of a file loaded into a notebook with cells give upstream's document, whether the cells are
+    changed in place or (past the walk budget: budget 0) the notebook rebuilt."""
+    from jupyter_pair_mcp.adapters.rooms import resync
+
+    monkeypatch.setattr(resync, "WALK_BUDGET", budget)
+    rng = random.Random(budget)
+    for _ in range(60):
+        before = notebook([code(i) if i % 3 else {**MARKDOWN, "id": f"m{i}"} for i in range(rng.randint(0, 12))])
+        after = edited(before, rng, rng.randint(0, 6))
+        upstream = await loaded(linear_ydoc.UPSTREAM_ASET, before)
+        ours = await loaded(linear_ydoc.UPSTREAM_ASET, before)
+        await linear_ydoc.UPSTREAM_ASET(upstream, copy.deepcopy(after))
+        await linear_ydoc._aset(ours, copy.deepcopy(after))
+        assert read(linear_ydoc.UPSTREAM_GET, ours) == read(linear_ydoc.UPSTREAM_GET, upstream)
+        assert as_read(ours) == as_read(upstream)
+
+
+def as_read(nb: YNotebook) -> str:
+    """:func:`whole`, but for an empty ``attachments`` of a markdown or raw cell, which a read drops: upstream's
+    update of a kept cell adds it from the file where a new cell leaves it out, and which cells are kept and which
+    moved (made anew) differs between upstream's greedy reordering and ours."""
+    value = json.loads(whole(nb))
+    for cell in value["cells"]:
+        if cell.get("cell_type") in ("markdown", "raw") and cell.get("attachments") == {}:
+            del cell["attachments"]
+    return json.dumps(value, sort_keys=True)
+
+
+@pytest.mark.parametrize("edits", [1, 10, "all"])
+async def test_a_reload_walks_linearly(edits: int | str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loading a changed file into a notebook with cells (a room whose stored history is not its file's; a file
+    changed on disk) walks a bounded number of cells per cell: twice the cells, at most twice the walks (upstream:
+    four times, each cell found at its index)."""
+    walks = AllWalks(monkeypatch)
+    counted = []
+    for cells in (400, 800):
+        before = notebook([{**MARKDOWN, "id": f"m{i}"} for i in range(cells)])
+        if edits == "all":
+            after = copy.deepcopy(before)
+            for cell in after["cells"]:
+                cell["source"] += " changed"
+        else:
+            after = edited(before, random.Random(cells), int(edits))
+        nb = await loaded(linear_ydoc._aset, before)
+        counted.append(await walks.of(lambda nb=nb, after=after: linear_ydoc._aset(nb, copy.deepcopy(after))))
+        assert as_read(nb) == as_read(await loaded(linear_ydoc._aset, after))
+    small, big = counted
+    assert big <= 2.5 * small + 800 and big <= 100 * 800, counted
 
 
 @pytest.mark.parametrize("cells", [10, 1000])

@@ -12,6 +12,7 @@ import logging
 import time
 from typing import Any
 
+import pycrdt
 import pytest
 
 from jupyter_pair_mcp.adapters.rooms.keepalive import to_close
@@ -98,6 +99,9 @@ class TestMemoryBound:
             ids = {path: rooms.room_id(path, "notebook") for path in (big, small, other)}
             sizes = {path: len(server.rooms[ids[path]].ydoc.get_update()) for path in ids}
             assert sizes[big] > 20_000 > sizes[small]
+            measure = rooms.kept.sizes.size
+            # known without encoding the room
+            assert all(sizes[p] <= measure(ids[p], None, server.rooms[ids[p]]) < 2 * sizes[p] for p in ids)
             rooms.kept.max_size = sizes[big] + sizes[small]  # all three do not fit; without the big one they do
             # Used within the last minute: nothing is closed for memory, whatever the bound.
             assert await rooms.evict_idle() == []
@@ -105,9 +109,17 @@ class TestMemoryBound:
             assert closed == [ids[big]] and ids[big] not in server.rooms
             assert ids[small] in server.rooms and ids[other] in server.rooms
             assert any("the biggest of the rooms kept" in r.getMessage() for r in caplog.records)
-            measured = rooms.kept.sizes.measured
-            assert await rooms.evict_idle(now=time.monotonic() + 62) == []
-            assert rooms.kept.sizes.measured == measured, "an unchanged room is not encoded again"
+            encodes = []
+            get_update = pycrdt.Doc.get_update
+
+            def counted(doc: Any, state: Any = None) -> bytes:
+                encodes.append(state)
+                return get_update(doc, state)
+
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(pycrdt.Doc, "get_update", counted)
+                assert await rooms.evict_idle(now=time.monotonic() + 62) == []
+            assert rooms.kept.sizes.measured == 0 and encodes == [], "a room is not encoded to measure it"
             # The agent comes back to it: opened again, counted and logged.
             read = await call_tool(client, "get_notebook", path=big, start_index=0, end_index=1)
             assert read["cells"][0]["source"] == "x" * 20_000

@@ -30,8 +30,8 @@ from typing import Any
 from jupyter_core.utils import ensure_async
 from jupyter_server.services.contents.filemanager import AsyncFileContentsManager, FileContentsManager
 
-from jupyter_pair_mcp.adapters.rooms.persist import LOAD_WAIT, save_pending, write_room
-from jupyter_pair_mcp.adapters.rooms.saving import path_of, state_of
+from jupyter_pair_mcp.adapters.rooms.persist import save_pending, write_room
+from jupyter_pair_mcp.adapters.rooms.saving import acquire_patiently, path_of, patiently, state_of
 from jupyter_pair_mcp.errors import Conflict, PairMCPError, Unavailable
 from jupyter_pair_mcp.notices import CallNotes
 
@@ -136,9 +136,16 @@ class DiskWatch:
             if not loader._lock.locked() and not unchanged_on_disk(loader):
                 # The room's own poll, now: a newer file is merged into the room before this returns. Shielded:
                 # a call given up (timeout, cancelled) must not cut the room's load short.
-                await asyncio.wait_for(asyncio.shield(loader.maybe_notify()), LOAD_WAIT)
-            async with asyncio.timeout(LOAD_WAIT), room._update_lock:  # a load or merge under way ends first
-                pass
+                state = state_of(room)
+                if state is not None:
+                    state.reloading += 1  # the file changed: this look loads it, however long that takes
+                try:
+                    await patiently(room, asyncio.shield(loader.maybe_notify()))
+                finally:
+                    if state is not None:
+                        state.reloading -= 1
+            await acquire_patiently(room)  # a load or merge under way ends first
+            room._update_lock.release()
         except TimeoutError:
             raise Unavailable(
                 f"{path!r} is being loaded from disk into the live document (a change by another program); retry in "

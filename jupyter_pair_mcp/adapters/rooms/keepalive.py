@@ -3,10 +3,11 @@
 The rooms adapter keeps a room nobody has open in a browser for ``room_idle_timeout`` after an agent's last
 call (an agent pausing to think would otherwise pay the whole open again). Kept rooms are bounded in memory
 too (``max_kept_rooms_size``): past the bound the biggest go first, so many small notebooks stay warm and
-one huge one is what gets reopened. A room's size is its encoded state (pycrdt ``get_update``; a document's
-memory is a few times that), measured again only when its state vector moved (``get_state`` is cheap: a
-client id and clock per writer). A room used within :data:`MIN_KEEP` seconds is never closed for memory: it
-would be reopened at once.
+one huge one is what gets reopened. A room's size is its encoded state (a document's memory is a few times
+that): the size of its update when the saver last encoded it (its load, its last write) plus the updates made
+since (:class:`.saving.SaveState`), never encoded just to measure it (a 100,000-cell notebook: seconds of the
+loop). A room the saver does not know is encoded, again only when its state vector moved. A room used within
+:data:`MIN_KEEP` seconds is never closed for memory: it would be reopened at once.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jupyter_pair_mcp.adapters.rooms.persist import write_room
+from jupyter_pair_mcp.adapters.rooms.saving import state_of
 from jupyter_pair_mcp.adapters.rooms.ystore import stored_all
 
 log = logging.getLogger(__name__)
@@ -36,7 +38,10 @@ class RoomSizes:
     _sizes: dict[str, tuple[bytes, int]] = field(default_factory=dict)
     measured: int = 0  # encodings done (tests count them: an unchanged room is not encoded again)
 
-    def size(self, room_id: str, ydoc: Any) -> int:
+    def size(self, room_id: str, ydoc: Any, room: Any = None) -> int:
+        saving = state_of(room)
+        if saving is not None:  # known from its last encoding and the updates since: not encoded to measure it
+            return saving.size()
         state = bytes(ydoc.get_state())
         cached = self._sizes.get(room_id)
         if cached is not None and cached[0] == state:
@@ -161,8 +166,8 @@ class KeptRooms:
         for room_id in list(self._opened):
             room = self._room(room_id)
             if room is not None and not room.clients:
-                sizes[room_id] = self.sizes.size(room_id, room.ydoc)
-                await asyncio.sleep(0)  # each encoding (linear in the document) in its own loop turn
+                sizes[room_id] = self.sizes.size(room_id, room.ydoc, room)
+                await asyncio.sleep(0)  # an encoding (a room not adopted: linear) in its own loop turn
         evicted = []
         for room_id in to_close(sizes, self._opened, self.max_size, now):
             room = self._room(room_id)

@@ -10,8 +10,10 @@ cells 4-8 s. The override gives the same notebook:
   scratch document, then applies its update to the room) creates the same cells and inserts each at index 0,
   from the last: an insertion at index 0 walks nothing. Its Yjs history differs from upstream's in the items'
   origins, not in content; upstream's is not byte-stable either (a cell map's plain values are integrated in
-  a Rust hash map's order). ``aset`` into a document with cells (a reload of a changed file) and the opt-in
-  progressive load (``aset_progressively``, cells shown as they come) stay upstream's.
+  a Rust hash map's order). ``aset`` into a document with cells (a room whose stored history differs from its
+  file: changed while the server was down) keeps, changes and makes the same cells as upstream's, planned in
+  Python lists and applied in ranges with a bounded number of walks (:mod:`.resync`). The opt-in progressive
+  load (``aset_progressively``, cells shown as they come) stays upstream's.
 - reading converts every cell from one JSON text of the array (Rust, linear), then applies upstream's
   per-cell rules (execution state dropped, numbers cast back, ids stripped below nbformat 4.5, empty
   attachments dropped, duplicate ids). That conversion is one step (~40 ns a byte of JSON, and ``json``
@@ -28,6 +30,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import sys
 import warnings
 from collections.abc import Awaitable, Callable, Iterator
 from importlib.metadata import version
@@ -37,8 +40,11 @@ from uuid import uuid4
 import anyio
 from jupyter_ydoc import YNotebook
 from jupyter_ydoc.utils import cast_all
+from jupyter_ydoc.ynotebook import _CELL_KEY_TYPE_MAP
 from pycrdt import Doc, Map
 
+import jupyter_pair_mcp.adapters.rooms.resync as resync
+from jupyter_pair_mcp.adapters.rooms.cellindex import cells_json
 from jupyter_pair_mcp.adapters.rooms.scanning import Scanner
 
 log = logging.getLogger(__name__)
@@ -81,13 +87,10 @@ def uninstall() -> None:
 
 
 async def _aset(self: YNotebook, value: dict[str, Any]) -> None:
-    """Upstream's ``aset`` (how a room loads a file: into an empty scratch document, whose update the room then
-    applies); into an empty document, :func:`_fresh_set`."""
-    if len(self._ycells):
-        await UPSTREAM_ASET(self, value)
-        return
+    """Upstream's ``aset``: into an empty document (every open from disk), :func:`_fresh_set`; into a document
+    with cells (a room whose stored history differs from its file), :func:`_resync_set`."""
     with self._ydoc.transaction():
-        for _ in _fresh_set(self, value):
+        for _ in _resync_set(self, value) if len(self._ycells) else _fresh_set(self, value):
             await anyio.lowlevel.checkpoint()
 
 
@@ -111,7 +114,10 @@ class BigReader:
         self.scanner = scanner
 
     def big(self, update: bytes) -> bool:
-        return self.scanner.processes > 0 and len(update) > self.scanner.in_place_bytes
+        return len(update) > self.limit()
+
+    def limit(self) -> int:
+        return self.scanner.in_place_bytes if self.scanner.processes > 0 else sys.maxsize
 
     async def read(self, update: bytes) -> Any | None:
         return await self.scanner.run(read_update, update, True)
@@ -135,9 +141,9 @@ def _reader(scanner: Scanner) -> Callable[..., Awaitable[dict[str, Any]]]:
     return aget
 
 
-def _fresh_set(self: YNotebook, value: dict[str, Any]) -> Iterator[None]:
-    """Upstream's ``_set`` into an empty document (no cell to keep or reconcile), each cell inserted at index 0
-    from the last: an insertion at index 0 walks nothing, where upstream's at index ``i`` walks ``i`` cells."""
+def _set_meta(self: YNotebook, value: dict[str, Any]) -> dict[str, Any]:
+    """Upstream's ``_set`` of everything but the cells (and its reset of the document state); gives the notebook
+    metadata as it was before."""
     nb = copy.deepcopy({key: value[key] for key in value if key != "cells"})
     cast_all(nb, int, float)  # Yjs expects numbers to be floating numbers
     meta = self._ymeta.to_py() or {}
@@ -152,7 +158,13 @@ def _fresh_set(self: YNotebook, value: dict[str, Any]) -> Iterator[None]:
         metadata.setdefault("language_info", {"name": ""})
         metadata.setdefault("kernelspec", {"name": "", "display_name": ""})
         self._ymeta["metadata"] = Map(metadata)
-    new_cells = value["cells"] or [
+    for key in [k for k in list(self._ystate.keys()) if k not in ("dirty", "path", "document_id")]:
+        del self._ystate[key]
+    return meta
+
+
+def _new_cells(value: dict[str, Any]) -> list[dict[str, Any]]:
+    return value["cells"] or [
         {
             "cell_type": "code",
             "execution_count": None,
@@ -162,11 +174,70 @@ def _fresh_set(self: YNotebook, value: dict[str, Any]) -> Iterator[None]:
             "id": str(uuid4()),
         }
     ]
-    for key in [k for k in list(self._ystate.keys()) if k not in ("dirty", "path", "document_id")]:
-        del self._ystate[key]
+
+
+def _fresh_set(self: YNotebook, value: dict[str, Any]) -> Iterator[None]:
+    """Upstream's ``_set`` into an empty document (no cell to keep or reconcile), each cell inserted at index 0
+    from the last: an insertion at index 0 walks nothing, where upstream's at index ``i`` walks ``i`` cells."""
+    _set_meta(self, value)
+    new_cells = _new_cells(value)
     for cell in reversed(new_cells):
         yield None
         self._ycells.insert(0, self.create_ycell(cell))
+
+
+def _granular(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether upstream's ``_update_cell`` would change ``old`` into ``new`` in place (what its JSON tells)."""
+    for key in new.keys() - old.keys():
+        if key in _CELL_KEY_TYPE_MAP:
+            return False
+    outputs = new.get("outputs")
+    if "outputs" in old and outputs and old["outputs"] != outputs:
+        return not any(isinstance(o, dict) and o.get("output_type") == "stream" for o in outputs)
+    return True
+
+
+def _resync_set(self: YNotebook, value: dict[str, Any]) -> Iterator[int]:
+    """Upstream's ``_set`` into a document with cells, in linear time (:mod:`.resync`): the same cells are kept
+    (by id; unchanged, or changed in place where upstream's ``_update_cell`` can), the rest deleted or created."""
+    meta = _set_meta(self, value)
+    strip_ids = int(meta.get("nbformat", 0)) == 4 and int(meta.get("nbformat_minor", 0)) <= 4
+    live: list[str | None] = []
+    old: dict[str, dict[str, Any]] = {}
+    for cell in cells_json(self._ycells):  # one linear read, as upstream's _cell_to_py gives each cell
+        cell_id = cell.get("id")
+        live.append(cell_id if isinstance(cell_id, str) else None)
+        if not isinstance(cell_id, str) or cell_id in old:
+            continue
+        cell.pop("execution_state", None)
+        cast_all(cell, float, int)
+        if "id" in cell and strip_ids:
+            del cell["id"]
+        if "attachments" in cell and cell.get("cell_type") in ("raw", "markdown") and not cell["attachments"]:
+            del cell["attachments"]
+        old[cell_id] = cell
+    new: dict[str, dict[str, Any]] = {}
+    final: list[str] = []
+    for i, cell in enumerate(_new_cells(value)):
+        cell_id = cell.get("id")
+        key = cell_id if isinstance(cell_id, str) and cell_id and cell_id not in new else f"\0{i}"
+        new[key] = cell
+        final.append(key)
+    changed = {k for k in final if k in old and old[k] != new[k]}
+    steps = resync.plan(live, final, lambda k: k not in changed or _granular(old[k], new[k]))
+
+    def update(ycell: Map[Any], key: str) -> bool:
+        return bool(self._update_cell(old_cell=old[key], new_cell=new[key], old_ycell=ycell))
+
+    for _ in resync.apply(
+        self._ycells,
+        steps,
+        lambda key: self.create_ycell(new[key]),
+        update,
+        changed,
+        resync.WALK_BUDGET * max(len(live), len(final)),
+    ):
+        yield 0
 
 
 def _get(self: YNotebook, deduplicate: bool, *, copy: bool = False) -> Iterator[dict[str, Any] | None]:

@@ -23,14 +23,19 @@ from tornado.web import HTTPError
 
 from jupyter_pair_mcp.adapters.rooms.diskmerge import Merged
 from jupyter_pair_mcp.adapters.rooms.reload import merge_reload
-from jupyter_pair_mcp.adapters.rooms.saving import SaveState, convert, path_of, read_for_write, state_of, take
+from jupyter_pair_mcp.adapters.rooms.saving import (
+    SaveState,
+    acquire_patiently,
+    convert,
+    path_of,
+    read_for_write,
+    state_of,
+    take,
+    taken_size,
+)
 from jupyter_pair_mcp.errors import Conflict, NotFound, PermissionDenied, Unavailable
 
 log = logging.getLogger(__name__)
-
-#: Seconds a save waits for a load of the room's file (its first load, or a reload after an out-of-band
-#: change) to finish: the content written must be what the room holds after it.
-LOAD_WAIT = 30.0
 
 #: Seconds the stop waits on, past its own time, for documents still being written: a hung disk must not
 #: hold the stop forever, but a big notebook on a slow one must not lose its edits for a prompt stop.
@@ -58,7 +63,7 @@ async def write_room(room: Any, path: str, *, merged_once: bool = False) -> None
     """
     state = state_of(room)
     try:  # after any load: what people and agents see now
-        content, update = await _read(room, state)
+        content, update, size = await _read(room, state)
     except TimeoutError:
         raise Unavailable(f"{path!r} is being reloaded from disk; retry in a moment") from None
     pending = getattr(room, "_saving_document", None)
@@ -110,7 +115,7 @@ async def write_room(room: Any, path: str, *, merged_once: bool = False) -> None
         room._document.dirty = False
         room._document.hash = saved.get("hash")
     if state is not None:
-        state.base, state.base_content = update, None
+        state.written(update, content, size)
         state.writes += 1
 
 
@@ -124,11 +129,12 @@ async def reload_now(room: Any) -> None:
     await _reload(room, path_of(room))
 
 
-async def _read(room: Any, state: SaveState | None) -> tuple[Any, bytes]:
-    """The document's content for its file and its state as a Yjs update (the next merge's base), read together,
-    under the room's update lock (a load of the file ends first; TimeoutError past LOAD_WAIT)."""
+async def _read(room: Any, state: SaveState | None) -> tuple[Any, bytes | None, int]:
+    """The document's content for its file, for a big notebook its state as a Yjs update (the next merge's base;
+    else the content is), and about its encoded size, read together,
+    under the room's update lock (a load of the file ends first; TimeoutError past LOAD_WAIT when no reload runs)."""
     lock = room._update_lock
-    await asyncio.wait_for(lock.acquire(), LOAD_WAIT)
+    await acquire_patiently(room)
     try:
         update, taken = take(room, state)
         read_for_write(room)
@@ -138,7 +144,7 @@ async def _read(room: Any, state: SaveState | None) -> tuple[Any, bytes]:
     if content is None:  # repeated cell ids: get() repairs them in the live document
         async with lock:
             content = room._document.get()
-    return content, update
+    return content, update, taken_size(update, taken)
 
 
 async def _reload(room: Any, path: str) -> Merged | None:

@@ -20,9 +20,11 @@ from typing import Any
 from jupyter_ydoc.utils import cast_all
 from pycrdt import Doc, Map, Text
 
+import jupyter_pair_mcp.adapters.rooms.resync as resync
+from jupyter_pair_mcp.adapters.rooms.cellindex import cells_json
 from jupyter_pair_mcp.adapters.rooms.diskmerge import Merged, merge_notebook, merge_text
 from jupyter_pair_mcp.adapters.rooms.linear_ydoc import read_update
-from jupyter_pair_mcp.adapters.rooms.merge import MergeConflict, apply_hunks, diff, rebase
+from jupyter_pair_mcp.adapters.rooms.merge import MergeConflict, apply, apply_hunks, diff, rebase
 from jupyter_pair_mcp.adapters.rooms.saving import CellIds, SaveState, convert, state_of, take
 from jupyter_pair_mcp.adapters.rooms.snapshot import is_notebook
 
@@ -50,6 +52,17 @@ async def _base(state: SaveState, update: bytes, notebook: bool) -> Any:
 async def merge_reload(room: Any, cell_ids: CellIds) -> Merged | None:
     """Load the room's changed file, merged with the room's unsaved changes; None when the file could not be read
     (logged and emitted as jupyter-collaboration does). Sets the room's base to the file's content."""
+    state = state_of(room)
+    if state is not None:
+        state.reloading += 1  # calls wait for it as long as it runs
+    try:
+        return await _merge_reload(room, cell_ids, state)
+    finally:
+        if state is not None:
+            state.reloading -= 1
+
+
+async def _merge_reload(room: Any, cell_ids: CellIds, state: SaveState | None) -> Merged | None:
     loader, document = room._file, room._document
     try:
         model = await loader.load_content(room.file_format, room.file_type)
@@ -66,7 +79,6 @@ async def merge_reload(room: Any, cell_ids: CellIds) -> Merged | None:
         return None
     theirs = model["content"]
     notebook = is_notebook(document)
-    state = state_of(room)
     ids = await cell_ids(room) if notebook else list
     async with room._update_lock:  # as upstream's reload: no autosave starts while the room is rewritten
         update, taken = take(room, state)
@@ -117,7 +129,8 @@ def _apply_text(document: Any, ours: str, target: str) -> None:
 
 
 def _apply_notebook(document: Any, live_ids: list[str], ours: dict[str, Any], target: dict[str, Any]) -> None:
-    """Make the live notebook, which was ``ours`` when read (a person may have typed since), into ``target``."""
+    """Make the live notebook, which was ``ours`` when read (a person may have typed since), into ``target``, in
+    linear time (:mod:`.resync`: cells kept in place are changed field by field, the rest deleted or made)."""
     ycells = document.ycells
     read = {c["id"]: c for c in ours["cells"] if "id" in c}
     wanted = {c["id"]: c for c in target["cells"]}
@@ -130,51 +143,36 @@ def _apply_notebook(document: Any, live_ids: list[str], ours: dict[str, Any], ta
             if target.get(name) != ours.get(name) and name in target:
                 document._ymeta[name] = float(target[name])
         # Cells the merge removed (only those the read had: a cell added since stays).
-        position = {cell_id: i for i, cell_id in enumerate(live_ids)}
-        for at in sorted((position[c] for c in read if c not in wanted and c in position), reverse=True):
-            del ycells[at]
         live = [c for c in live_ids if not (c in read and c not in wanted)]
-        position = {cell_id: i for i, cell_id in enumerate(live)}
-        for cell_id, cell in wanted.items():
-            before = read.get(cell_id)
-            if before is not None and before != cell and cell_id in position:
-                _update_cell(document, ycells, position[cell_id], before, cell)
+        present = set(live)
         # A cell of the read that is gone now was deleted since (by a person): it is not brought back.
-        order = [c["id"] for c in target["cells"] if c["id"] in position or c["id"] not in read]
-        _arrange(document, ycells, live, order, wanted)
+        order = [c["id"] for c in target["cells"] if c["id"] in present or c["id"] not in read]
+        final = _final_order(live, order)
+        changed = {c for c in final if c in present and c in read and c in wanted and read[c] != wanted[c]}
+        steps = resync.plan(list(live_ids), final, lambda cell_id: True)
+        budget = resync.WALK_BUDGET * max(len(live_ids), len(final))
+        moved = any(c in present for gap in steps.gaps for c in gap.insert)
+        cells: dict[str, dict[str, Any]] = {}
+        if moved or resync.cost(steps, changed) > budget:  # cells made anew from their live content: read it once
+            cells = {c["id"]: c for c in cells_json(ycells) if isinstance(c.get("id"), str)}
+
+        def create(cell_id: str) -> Any:
+            cell, before = wanted.get(cell_id), read.get(cell_id)
+            now = cells.get(cell_id)
+            if now is None or cell is None or (before is not None and before.get("cell_type") != cell.get("cell_type")):
+                return document.create_ycell(cell if cell is not None else now)
+            now.pop("execution_state", None)
+            return document.create_ycell(_merged_cell(now, before, cell) if cell_id in changed else now)
+
+        def update(ycell: Any, cell_id: str) -> bool:
+            return _update_cell(document, ycell, read[cell_id], wanted[cell_id])
+
+        for _ in resync.apply(ycells, steps, create, update, changed, budget):
+            pass
 
 
-def _update_cell(document: Any, ycells: Any, at: int, before: dict[str, Any], cell: dict[str, Any]) -> None:
-    ycell = ycells[at]
-    if before.get("cell_type") != cell.get("cell_type"):
-        del ycells[at]
-        ycells.insert(at, document.create_ycell(cell))
-        return
-    if before.get("source") != cell.get("source"):
-        source = ycell["source"]
-        live, old, new = str(source), str(before.get("source", "")), str(cell.get("source", ""))
-        hunks = diff(old, new)
-        try:
-            hunks = hunks if live == old else rebase(old, hunks, live)
-        except MergeConflict:
-            hunks = []  # typed there since the read: the person's text stays
-        apply_hunks(source, live, hunks)
-    if before.get("metadata") != cell.get("metadata"):
-        ycell["metadata"] = Map(copy.deepcopy(cell.get("metadata", {})))
-    if before.get("outputs") != cell.get("outputs") and "outputs" in cell:
-        document._set_ycell_outputs(ycell, copy.deepcopy(cell["outputs"]))
-    if before.get("execution_count") != cell.get("execution_count") and "execution_count" in cell:
-        ycell["execution_count"] = cell["execution_count"]
-    if before.get("attachments") != cell.get("attachments"):
-        if "attachments" in cell:
-            ycell["attachments"] = copy.deepcopy(cell["attachments"])
-        elif "attachments" in ycell:
-            del ycell["attachments"]
-
-
-def _arrange(document: Any, ycells: Any, live: list[str], order: list[str], wanted: dict[str, Any]) -> None:
-    """Insert the merge's new cells and move cells into its order; cells added in the room since the read keep
-    following the cell they followed."""
+def _final_order(live: list[str], order: list[str]) -> list[str]:
+    """The merge's order, cells added in the room since the read following the cell they followed."""
     placed = set(order)
     extra: dict[str | None, list[str]] = {}
     after: str | None = None
@@ -187,24 +185,57 @@ def _arrange(document: Any, ycells: Any, live: list[str], order: list[str], want
     for cell_id in order:
         final.append(cell_id)
         final.extend(extra.get(cell_id, []))
-    if final == live:
-        return
-    current = list(live)
-    present = set(current)
-    for i, cell_id in enumerate(final):
-        if i < len(current) and current[i] == cell_id:
-            continue
-        if cell_id in present:  # a move: the cell is taken out and put back, as the tools move cells
-            j = current.index(cell_id, i)
-            data = ycells[j].to_py()
-            data.pop("execution_state", None)
-            del ycells[j]
-            current.pop(j)
-            ycells.insert(i, document.create_ycell(data))
-        else:
-            ycells.insert(i, document.create_ycell(wanted[cell_id]))
-            present.add(cell_id)
-        current.insert(i, cell_id)
+    return final
+
+
+def _source(live: str, before: dict[str, Any], cell: dict[str, Any]) -> list[Any]:
+    """The hunks that take the live source to the merge's (rebased onto what was typed since the read; none
+    where it cannot be: the person's text stays)."""
+    old, new = str(before.get("source", "")), str(cell.get("source", ""))
+    hunks = diff(old, new)
+    try:
+        return hunks if live == old else rebase(old, hunks, live)
+    except MergeConflict:
+        return []
+
+
+def _merged_cell(now: dict[str, Any], before: dict[str, Any] | None, cell: dict[str, Any]) -> dict[str, Any]:
+    """A live cell (plain) with the merge's changes, as :func:`_update_cell` makes them in place."""
+    if before is None:
+        return cell
+    merged = dict(now)
+    if before.get("source") != cell.get("source"):
+        live = str(now.get("source", ""))
+        merged["source"] = apply(live, _source(live, before, cell))
+    for name in ("metadata", "outputs", "execution_count", "attachments"):
+        if before.get(name) != cell.get(name):
+            if name in cell:
+                merged[name] = copy.deepcopy(cell[name])
+            elif name == "attachments":
+                merged.pop(name, None)
+    return merged
+
+
+def _update_cell(document: Any, ycell: Any, before: dict[str, Any], cell: dict[str, Any]) -> bool:
+    """The merge's changes of one kept cell, in place; False when its type changed (it is made anew)."""
+    if before.get("cell_type") != cell.get("cell_type"):
+        return False
+    if before.get("source") != cell.get("source"):
+        source = ycell["source"]
+        live = str(source)
+        apply_hunks(source, live, _source(live, before, cell))
+    if before.get("metadata") != cell.get("metadata"):
+        ycell["metadata"] = Map(copy.deepcopy(cell.get("metadata", {})))
+    if before.get("outputs") != cell.get("outputs") and "outputs" in cell:
+        document._set_ycell_outputs(ycell, copy.deepcopy(cell["outputs"]))
+    if before.get("execution_count") != cell.get("execution_count") and "execution_count" in cell:
+        ycell["execution_count"] = cell["execution_count"]
+    if before.get("attachments") != cell.get("attachments"):
+        if "attachments" in cell:
+            ycell["attachments"] = copy.deepcopy(cell["attachments"])
+        elif "attachments" in ycell:
+            del ycell["attachments"]
+    return True
 
 
 __all__ = ["merge_reload"]

@@ -21,12 +21,14 @@ import logging
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from jupyter_pair_mcp.adapters.rooms.snapshot import is_notebook, notebook_content, notebook_json
 from jupyter_pair_mcp.errors import Conflict
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 #: ``await cell_ids(room)``: prepares the room's cell index (off the loop) and gives what reads its ids in order.
 CellIds = Callable[[Any], Awaitable[Callable[[], list[str]]]]
@@ -34,11 +36,19 @@ CellIds = Callable[[Any], Awaitable[Callable[[], list[str]]]]
 #: The attribute of a room holding its :class:`SaveState` (the state travels with the room and dies with it).
 STATE = "_pair_mcp_saving"
 
+#: Seconds a call or a save waits for a load of the room's file (its first load, or a reload after an out-of-band
+#: change) to finish, and then on for as long as a reload still runs (it takes as long as the notebook is big).
+LOAD_WAIT = 30.0
+
 
 class Reader(Protocol):
     """Reads a big notebook for its file from its Yjs update, off the loop (the scan worker process)."""
 
     def big(self, update: bytes) -> bool: ...
+
+    def limit(self) -> int:
+        """The encoded size up to which a notebook is read in place (infinite: never in the worker)."""
+        ...
 
     async def read(self, update: bytes) -> Any | None: ...
 
@@ -57,6 +67,19 @@ class SaveState:
     merge_write_due: bool = False  # a merge kept changes the file lacks, and their write has not ended yet
     cell_ids: CellIds | None = None  # a notebook's live cell ids, from its cell index
     reader: Reader | None = None  # where a big notebook is read for its file
+    reloading: int = 0  # reloads of the file under way (from reading the file to the merge's last edit)
+    encoded: int = 0  # bytes of the document's update when it was last encoded (its load, its last write)
+    grown: int = 0  # bytes of the updates made to it since: with ``encoded``, its size, never encoded to measure it
+    subscription: Any = None  # the document observer that counts ``grown``
+
+    def size(self) -> int:
+        """About the document's encoded size (an upper bound: updates that replaced content count whole)."""
+        return self.encoded + self.grown
+
+    def written(self, update: bytes | None, content: Any, size: int) -> None:
+        """The file holds ``content`` now (``update``: the same as a Yjs update, for a big notebook)."""
+        self.base, self.base_content = update, (None if update is not None else content)
+        self.encoded, self.grown = size, 0
 
 
 def state_of(room: Any) -> SaveState | None:
@@ -86,8 +109,14 @@ def adopt(
     if state_of(room) is not None or not getattr(room, "ready", False):
         return False
     # Ready: the document is its file's content.
-    state = SaveState(max_interval, base=bytes(room.ydoc.get_update()), cell_ids=cell_ids, reader=reader)
+    base = bytes(room.ydoc.get_update())
+    state = SaveState(max_interval, base=base, cell_ids=cell_ids, reader=reader, encoded=len(base))
     setattr(room, STATE, state)
+
+    def grew(event: Any) -> None:
+        state.grown += len(event.update)
+
+    state.subscription = room.ydoc.observe(grew)
     ref = weakref.ref(room)
 
     async def maybe_save(previous: asyncio.Task[None] | None, save_now: bool = False) -> None:
@@ -106,6 +135,39 @@ def adopt(
     if loader is not None:  # the loader calls what it was given at the room's creation: give it ours
         loader.observe(room.room_id, on_file_change, room._on_filepath_change)
     return True
+
+
+async def patiently(room: Any, awaitable: Awaitable[T]) -> T:
+    """``awaitable``'s result once it is done: waited for :data:`LOAD_WAIT` seconds, and then on while the room
+    reloads its file (a reload runs in linear time, so a big notebook's takes longer: a call waits for it rather
+    than being refused); TimeoutError past that. ``awaitable`` goes on (the caller cancels it if it must)."""
+    task = asyncio.ensure_future(awaitable)
+    while True:
+        done, _ = await asyncio.wait({task}, timeout=LOAD_WAIT)
+        if done:
+            return task.result()
+        if not still_loading(room):
+            raise TimeoutError
+
+
+def still_loading(room: Any) -> bool:
+    """Whether a reload of the room's file is under way (a call waiting on the room waits on)."""
+    state = state_of(room)
+    return state is not None and state.reloading > 0
+
+
+async def acquire_patiently(room: Any) -> None:
+    """The room's update lock, held once a load or a reload under way has ended (:func:`patiently`); the caller
+    releases it. Given up (TimeoutError, cancelled), the lock is not taken."""
+    lock = room._update_lock
+    task = asyncio.ensure_future(lock.acquire())
+    try:
+        await patiently(room, task)
+    except BaseException:
+        if task.done() and not task.cancelled() and task.exception() is None:
+            lock.release()
+        task.cancel()
+        raise
 
 
 def read_for_write(room: Any) -> None:
@@ -159,26 +221,42 @@ async def autosave(room: Any, previous: asyncio.Task[None] | None, save_now: boo
             state.merge_write_due = False
 
 
-def take(room: Any, state: SaveState | None) -> tuple[bytes, Any]:
-    """In one step, with the room's update lock held: the document's state as a Yjs update (pycrdt, ~2.5 ns a
-    byte) and what :func:`convert` makes its content from: a text's string, a small notebook's JSON texts, or
-    nothing for a big notebook (converted from the update in the scan worker: the loop pays the encoding only)."""
+def take(room: Any, state: SaveState | None) -> tuple[bytes | None, Any]:
+    """In one step, with the room's update lock held, what :func:`convert` makes the content from: a text's string,
+    a small notebook's JSON texts (its serialization, which a save needs anyway), or, for a big notebook, nothing
+    but its state as a Yjs update (pycrdt, ~2.5 ns a byte), converted in the scan worker: the loop pays the
+    encoding only. The update (None for a text or a small notebook: no whole-document encoding) is what the
+    next merge starts from; else the content is. Big is told by :meth:`SaveState.size` (the saver knows it
+    without encoding), by encoding for a room the saver does not know."""
     document = room._document
-    update = bytes(room.ydoc.get_update())
     if not is_notebook(document):
-        return update, document.get()
+        return None, document.get()
     reader = state.reader if state is not None else None
-    return update, (None if reader is not None and reader.big(update) else notebook_json(document))
+    if reader is None:
+        return None, notebook_json(document)
+    if state is not None and state.size() <= reader.limit():
+        return None, notebook_json(document)
+    update = bytes(room.ydoc.get_update())
+    return update, (None if reader.big(update) else notebook_json(document))
 
 
-async def convert(room: Any, state: SaveState | None, update: bytes, taken: Any) -> Any | None:
+async def convert(room: Any, state: SaveState | None, update: bytes | None, taken: Any) -> Any | None:
     """The content :func:`take` read, as ``document.get()`` gives it (None: repeated cell ids, read it in place)."""
     if not is_notebook(room._document):
         return taken
     if taken is None:
-        assert state is not None and state.reader is not None
+        assert state is not None and state.reader is not None and update is not None
         return await state.reader.read(update)
     return await asyncio.to_thread(notebook_content, *taken)
+
+
+def taken_size(update: bytes | None, taken: Any) -> int:
+    """About the encoded size of what :func:`take` read (its JSON's for a small notebook: close enough)."""
+    if update is not None:
+        return len(update)
+    if isinstance(taken, tuple):
+        return sum(len(part) for part in taken)
+    return len(str(taken))
 
 
 def path_of(room: Any) -> str:
@@ -199,4 +277,18 @@ def _emit(room: Any, level: str, action: str | None, msg: str) -> None:
         log.debug("emitting a room event failed", exc_info=True)
 
 
-__all__ = ["Reader", "SaveState", "adopt", "autosave", "convert", "path_of", "read_for_write", "state_of", "take"]
+__all__ = [
+    "LOAD_WAIT",
+    "Reader",
+    "SaveState",
+    "acquire_patiently",
+    "adopt",
+    "autosave",
+    "convert",
+    "path_of",
+    "patiently",
+    "read_for_write",
+    "state_of",
+    "take",
+    "taken_size",
+]
