@@ -30,14 +30,15 @@ step "6/8 mypy (strict)"
 mypy
 # Jupyter AI 3.2 cannot be installed with this package in one pip command (its toolkit's fastmcp 3 pins mcp<2): as
 # people do, it goes into an environment of its own first, then this package (docs/jupyter-ai.md). Only on a full
-# run (no pytest arguments): tests/test_jupyterai.py skips in the first environment. Before the
+# run (no pytest arguments): tests/test_jupyterai.py and its browser test, tests/browser/test_jupyterai_browser.py (a
+# person's message in JupyterLab's chat, the agent stopped from our panel), skip in the first environment. Before the
 # suite's own run, whose closing line is the run's.
 if [ "$#" -eq 0 ]; then
-    step "7/8 Jupyter AI: jupyter-ai 3, then this package, in .venv-jupyterai; tests/test_jupyterai.py there"
+    step "7/8 Jupyter AI: jupyter-ai 3, then this package, in .venv-jupyterai; tests/test_jupyterai.py and its browser test there"
     python -m venv .venv-jupyterai
     .venv-jupyterai/bin/python -m pip install --quiet --disable-pip-version-check "jupyter-ai>=3.2,<4"
     .venv-jupyterai/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
-    .venv-jupyterai/bin/python -m pytest tests/test_jupyterai.py
+    .venv-jupyterai/bin/python -m pytest tests/test_jupyterai.py tests/browser/test_jupyterai_browser.py
 fi
 step "8/8 pytest (about 12 minutes on 2 idle cores, 17 on busy ones)"
 python -m pytest "$@"

@@ -6,7 +6,9 @@ servers it got), ``session/prompt`` and ``session/cancel``. A prompt's last line
 
 - ``insert <path> <text>``: insert a markdown cell with ``<text>`` through the server named "jupyter";
 - ``hold <path>``: insert cells one after another until the turn is cancelled or a call is refused;
-- ``run <path>``: insert a code cell that runs for minutes (the call returns when the run ends).
+- ``run <path>``: insert a code cell that runs for minutes (the call returns when the run ends);
+- ``wait <path> <text>``: insert a markdown cell with ``<text>``, then keep the turn open until it is cancelled
+  (an agent thinking between edits: its turn is still running when a person stops it).
 
 What it saw goes, one JSON object a line, to the file named by ``FAKE_ACP_LOG`` (never a credential: of a header
 only its name, and whether it is a bearer of the kind the server mints).
@@ -25,6 +27,7 @@ from typing import Any
 _out = threading.Lock()
 _sessions: dict[str, dict[str, Any]] = {}
 _cancelled: set[str] = set()
+_cancel_events: dict[str, threading.Event] = {}
 
 
 def log(**event: Any) -> None:
@@ -107,6 +110,7 @@ def text_of(result: dict[str, Any]) -> str:
 def prompt(request_id: Any, params: dict[str, Any]) -> None:
     session = params["sessionId"]
     _cancelled.discard(session)
+    cancelled = _cancel_events[session] = threading.Event()
     text = " ".join(str(block.get("text", "")) for block in params.get("prompt", []))
     order = text.strip().splitlines()[-1].split(" ", 2) if text.strip() else [""]
     servers = _sessions.get(session, {}).get("mcpServers", [])
@@ -136,6 +140,13 @@ def prompt(request_id: Any, params: dict[str, Any]) -> None:
             cells = [{"content": "import time\ntime.sleep(300)", "cell_type": "code"}]
             result = mcp.call("batch_insert_notebook_cells", path=order[1], cells=cells)
             log(event="called", session=session, error=bool(result.get("isError")), text=text_of(result)[:600])
+        elif order[0] == "wait":
+            mcp = MCP(server)
+            mcp.start()
+            cells = [{"content": order[2], "cell_type": "markdown"}]
+            result = mcp.call("batch_insert_notebook_cells", path=order[1], cells=cells)
+            log(event="called", session=session, error=bool(result.get("isError")), text=text_of(result)[:300])
+            cancelled.wait(600)  # until session/cancel (the server ends the agent at its own stop)
         elif order[0] == "hold":
             mcp = MCP(server)
             mcp.start()
@@ -199,6 +210,7 @@ def main() -> None:
             threading.Thread(target=prompt, args=(request_id, params), daemon=True).start()
         elif method == "session/cancel":
             _cancelled.add(params.get("sessionId", ""))
+            _cancel_events.get(params.get("sessionId", ""), threading.Event()).set()
             log(event="cancel", session=params.get("sessionId"))
         elif request_id is not None:
             send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": f"no method {method}"}})

@@ -58,6 +58,8 @@ class JupyterAIServer:
             "JUPYTER_RUNTIME_DIR": str(self.base / "runtime"),
             "FAKE_ACP_AGENT": str(TESTS / "fake_acp_agent.py"),
             "FAKE_ACP_LOG": str(self.agent_log),
+            # The server runs the package under test (this checkout), whichever copy the environment installed.
+            "PYTHONPATH": os.pathsep.join(p for p in (str(TESTS.parent), os.environ.get("PYTHONPATH", "")) if p),
         }
         argv = [
             sys.executable,

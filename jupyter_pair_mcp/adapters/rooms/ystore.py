@@ -60,6 +60,9 @@ def configure_store_class(
     """
 
     class ProvenanceYStore(base):  # type: ignore[misc]
+        #: One room's store at a time checks and creates the database (made on the first use).
+        _mcp_init_lock: anyio.Lock | None = None
+
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             kwargs.setdefault("config", config)
             super().__init__(*args, **kwargs)
@@ -70,6 +73,17 @@ def configure_store_class(
             self._mcp_queue: list[tuple[bytes, bool]] = []  # (update, the room's load) waiting to be written
             self._mcp_queued = 0  # updates handed to write() so far
             self._mcp_written = 0  # of those, how many a batch has taken
+
+        async def _init_db(self) -> None:
+            # pycrdt-store checks whether the database exists and has its version, then creates it, under a lock
+            # of each store's own: rooms opened together on a fresh server (JupyterLab restoring a notebook and
+            # a chat) each created the tables ("table yupdates already exists"), or one found the other's
+            # half-made database, took it for an old version and renamed it away under it (both rooms failed:
+            # "no such table: yupdates"). All rooms of a server share one database: one initializes at a time.
+            if ProvenanceYStore._mcp_init_lock is None:
+                ProvenanceYStore._mcp_init_lock = anyio.Lock()
+            async with ProvenanceYStore._mcp_init_lock:
+                await super()._init_db()
 
         async def get_metadata(self) -> bytes:
             return self._mcp_metadata
