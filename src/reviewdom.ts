@@ -308,17 +308,24 @@ export function cellBlock(
       trans.__('Reject'),
       trans.__('Discard this change'),
       () => decide(suggestion, 'reject', [cell.cellId])
-    ),
-    button(
-      'jp-mcp-suggestion-accept-all',
-      trans.__('Accept all'),
-      trans._n(
-        'Apply the %1 pending change of this suggestion',
-        'Apply all %1 pending changes of this suggestion',
-        pendingCells.length
-      ),
-      () => decide(suggestion, 'accept', null)
-    ),
+    )
+  );
+  if (pendingCells.length) {
+    // Not when nothing is pending (every cell left conflicts): the server could only refuse it.
+    actions.append(
+      button(
+        'jp-mcp-suggestion-accept-all',
+        trans.__('Accept all'),
+        trans._n(
+          'Apply the %1 pending change of this suggestion',
+          'Apply all %1 pending changes of this suggestion',
+          pendingCells.length
+        ),
+        () => decide(suggestion, 'accept', null)
+      )
+    );
+  }
+  actions.append(
     button(
       'jp-mcp-suggestion-reject-all',
       trans.__('Reject all'),
