@@ -5,7 +5,9 @@ config and runtime directory; opens a notebook in Debian's headless Chromium (sc
 installs it), in JupyterLab and in Notebook 7; has an agent (the MCP SDK client over HTTP) insert a cell, run
 it and rewrite another; saves a PNG of each view. When the companion JupyterLab extension is loaded, its
 views are shot too: the toolbar indicator, a cell the agent points at, the Collaborators panel listing the
-agent, the activity panel, suggestions under review (review mode), and the agent stopped by the person.
+agent, the activity panel, suggestions under review (review mode) and one an accept turned into a conflict, the
+indicator with a second agent of a long name, and the agent stopped by the person. Pictures of one part of the
+page are cropped to it (each PNG stays small).
 
 Usage: python scripts/screenshots.py [--out docs/images]
 """
@@ -41,6 +43,10 @@ from tests.browser import chromium  # noqa: E402
 log = logging.getLogger("screenshots")
 NOTEBOOK = "analysis.ipynb"
 AGENT = Implementation(name="Data assistant", version="1")
+#: A second agent whose name is longer than a toolbar has room for (the server keeps 64 characters of it).
+LONG_NAMED = Implementation(
+    name="Quarterly sales forecasting assistant for the northern region planning team", version="1"
+)
 WAIT = 60_000  # ms: every wait ends as soon as its condition holds
 CELLS = [
     ("markdown", "# Monthly sales\nAn agent and a person work in this notebook together."),
@@ -152,10 +158,10 @@ async def until_ready(server_log: Path, process: subprocess.Popen[bytes]) -> Non
 
 
 @contextlib.asynccontextmanager
-async def agent(base: str, token: str) -> AsyncIterator[Client]:
+async def agent(base: str, token: str, info: Implementation = AGENT) -> AsyncIterator[Client]:
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
     transport = streamable_http_client(f"{base}mcp", http_client=http)
-    async with http, Client(transport, client_info=AGENT) as client:
+    async with http, Client(transport, client_info=info) as client:
         yield client
 
 
@@ -239,6 +245,55 @@ async def review_views(lab: Any, client: Client, out: Path) -> None:
     await added.locator(".jp-mcp-suggestion-reject").click()
     await expect(lab.locator(".jp-mcp-suggestion")).to_have_count(0, timeout=WAIT)
     await expect(lab.locator(".jp-Cell").nth(2)).to_contain_text("round(average, 1)", timeout=WAIT)
+    await conflict_view(lab, client, out)
+
+
+async def conflict_view(lab: Any, client: Client, out: Path) -> None:
+    """Two suggestions change the same number of one cell; the person accepts one: the other stays shown, in
+    conflict, with the server's reason and only Reject (the agent is told on its next call)."""
+    from playwright.async_api import expect
+
+    async def propose(last: str) -> str:
+        done = await call(
+            client,
+            "batch_update_notebook_cells",
+            path=NOTEBOOK,
+            exec=False,
+            propose=True,
+            updates=[{"cell_id": "cell-1", "content": f"sales = [120, 135, 128, 160, 171, 158, {last}]"}],
+        )
+        return str(done["suggestion"]["id"])
+
+    accepted, conflicting = await propose("152"), await propose("147")
+    block = lab.locator(f".jp-mcp-suggestion[data-mcp-suggestion-id='{accepted}']")
+    await expect(block).to_be_visible(timeout=WAIT)
+    await block.locator(".jp-mcp-suggestion-accept").click()
+    conflict = lab.locator(f".jp-mcp-suggestion-conflict[data-mcp-suggestion-id='{conflicting}']")
+    await expect(conflict).to_be_visible(timeout=WAIT)
+    await expect(lab.locator(".jp-Cell").nth(1)).to_contain_text("158, 152]", timeout=WAIT)
+    await conflict.scroll_into_view_if_needed()
+    await lab.locator(".jp-Cell").nth(1).screenshot(path=out / "lab-review-conflict.png")
+    log.info("wrote %s", out / "lab-review-conflict.png")
+    await conflict.locator(".jp-mcp-suggestion-reject").click()
+    await expect(lab.locator(".jp-mcp-suggestion")).to_have_count(0, timeout=WAIT)
+
+
+async def long_name_view(lab: Any, base: str, token: str, out: Path) -> None:
+    """A second agent with a name longer than the toolbar's room points at a cell with a long message: the
+    indicator shows both agents and the point's notice, its name and message cut with an ellipsis, and stays in
+    the toolbar (not in its "⋯" overflow) with every stop button."""
+    from playwright.async_api import expect
+
+    agents = lab.locator(".jp-NotebookPanel-toolbar .jp-mcp-indicator .jp-mcp-participant[data-mcp-kind=agent]")
+    async with agent(base, token, LONG_NAMED) as second:
+        message = "Should next quarter's forecast use this seven-month average or the median of the last year?"
+        await call(second, "point_at", path=NOTEBOOK, cell_id="cell-2", message=message)
+        await expect(agents).to_have_count(2, timeout=WAIT)
+        await expect(lab.locator(".jp-NotebookPanel-toolbar .jp-mcp-point-notice").first).to_be_visible(timeout=WAIT)
+        await expect(lab.locator(".jp-Toolbar-responsive-popup .jp-mcp-indicator")).to_have_count(0)
+        await lab.locator(".jp-NotebookPanel-toolbar").first.screenshot(path=out / "lab-indicator-long-name.png")
+        log.info("wrote %s", out / "lab-indicator-long-name.png")
+    await expect(agents).not_to_have_count(2, timeout=WAIT)  # its session ended: it left
 
 
 async def run(out: Path) -> None:
@@ -281,6 +336,7 @@ async def run(out: Path) -> None:
                 await expect(lab.locator(".jp-mcp-participant[data-mcp-kind=agent]").first).to_be_visible(timeout=WAIT)
                 await lab.locator(".jp-NotebookPanel-toolbar").first.screenshot(path=out / "lab-indicator.png")
                 log.info("wrote %s", out / "lab-indicator.png")
+                await long_name_view(lab, base, token, out)
                 # Where the agent points: a labelled outline on the cell; the view does not move.
                 await call(client, "point_at", path=NOTEBOOK, cell_id="cell-2", message="This average now has 7 months")
                 await expect(lab.locator(".jp-mcp-point-label").first).to_be_visible(timeout=WAIT)

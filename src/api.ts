@@ -12,6 +12,7 @@ import {
   parseGrants,
   parseMinted
 } from './grantsmodel';
+import { trans } from './i18n';
 import { IActivity, IAgents, parseActivity, parseAgents } from './rest';
 import {
   ISuggestion,
@@ -162,7 +163,11 @@ export async function mintGrant(choice: IMintRequest): Promise<IMinted> {
     await post('grants', choice as unknown as Record<string, unknown>)
   );
   if (!minted) {
-    throw new ApiError('the server answered without a token', 0, false);
+    throw new ApiError(
+      trans.__('the server answered without a token'),
+      0,
+      false
+    );
   }
   return minted;
 }

@@ -5,7 +5,8 @@
  */
 import type { Notebook } from '@jupyterlab/notebook';
 
-import { IMarks } from './model';
+import { trans } from './i18n';
+import { IMarks, isolated } from './model';
 
 /** Classes and attributes of the marks (the browser tests select on them). */
 export const AGENT_CELL = 'jp-mcp-agent-cell';
@@ -73,8 +74,11 @@ export function drawMarks(
         close.className = 'jp-mcp-point-dismiss';
         close.type = 'button';
         close.textContent = '×';
-        close.title = 'Dismiss';
-        close.setAttribute('aria-label', `Dismiss ${agent.name}'s note`);
+        close.title = trans.__('Dismiss');
+        close.setAttribute(
+          'aria-label',
+          trans.__('Dismiss the note of %1', isolated(agent.name))
+        );
         close.addEventListener('click', () => dismiss(agent.key));
         label.append(who, message, close);
         node.insertBefore(label, node.firstChild);

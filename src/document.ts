@@ -9,6 +9,7 @@ import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { ApiError, fetchAgents, setStopped } from './api';
+import { trans } from './i18n';
 import { clear, drawMarks, showCell } from './cells';
 import { IIndicatorState, Indicator } from './indicator';
 import {
@@ -108,8 +109,8 @@ export class DocumentPresence implements IDisposable {
     } catch (error) {
       await showErrorMessage(
         stop
-          ? 'The agent could not be stopped'
-          : 'The agent could not be allowed again',
+          ? trans.__('The agent could not be stopped')
+          : trans.__('The agent could not be allowed again'),
         error instanceof Error ? error.message : String(error)
       );
     }

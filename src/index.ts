@@ -21,7 +21,7 @@ import { Widget } from '@lumino/widgets';
 import { ActivityPanel } from './activity';
 import { DocumentPresence } from './document';
 import { GrantsView } from './grants';
-import { setTranslator } from './i18n';
+import { setTranslator, trans } from './i18n';
 import { DocumentReview } from './review';
 import { followReviewSetting, PLUGIN_ID } from './settings';
 
@@ -90,8 +90,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
       app.shell.activateById(panel.id);
     };
     app.commands.addCommand(ACTIVITY_COMMAND, {
-      label: 'Show Agent Activity',
-      caption: 'What AI agents did in the current document',
+      // Functions: the palette and menus ask each time, in the language of the translator set above.
+      label: () => trans.__('Show Agent Activity'),
+      caption: () => trans.__('What AI agents did in the current document'),
       describedBy: { args: { type: 'object', properties: {} } },
       execute: () => openActivity()
     });

@@ -1,10 +1,12 @@
 /**
  * Pure logic: what the awareness states of a document say about who is in it and where its agents work.
  *
- * Kept free of JupyterLab imports so that jest tests it directly. Every field is read defensively: the
+ * Kept free of JupyterLab imports (but the translator's bundle, ./i18n) so that jest tests it directly. Every field is read defensively: the
  * states come from other clients (and from servers of other versions), so a missing or odd field gives a
  * default, never an exception.
  */
+
+import { trans } from './i18n';
 
 /** Prefix of the awareness username of an agent; the agent's key follows it. */
 export const AGENT_PREFIX = 'mcp-agent-';
@@ -188,9 +190,15 @@ export function describe(participant: IParticipant): string {
     // The server's display name already says "(AI agent)": say it once.
     const said = /\(AI agent\)\s*$/.test(participant.name);
     const client = participant.client
-      ? `client: ${isolated(participant.client)}`
+      ? trans.__('client: %1', isolated(participant.client))
       : '';
-    parts.push(said ? client : client ? `AI agent (${client})` : 'AI agent');
+    parts.push(
+      said
+        ? client
+        : client
+          ? trans.__('AI agent (%1)', client)
+          : trans.__('AI agent')
+    );
     if (participant.status) {
       parts.push(participant.status);
     }
@@ -202,14 +210,16 @@ export function describe(participant: IParticipant): string {
     const username = /^[0-9a-f]{32}$/i.test(participant.username)
       ? null
       : participant.username;
-    const who = [username, participant.isSelf ? 'you' : null]
+    const who = [username, participant.isSelf ? trans.__('you') : null]
       .filter(Boolean)
       .join(', ');
     if (who) {
       parts.push(who);
     }
     if (participant.clientIds.length > 1) {
-      parts.push(`${participant.clientIds.length} windows`);
+      parts.push(
+        trans._n('%1 window', '%1 windows', participant.clientIds.length)
+      );
     }
   }
   return parts.filter(Boolean).join(' · ');

@@ -4,6 +4,7 @@
  * The answers are read field by field with defaults, so a server of another version (or one without these
  * handlers yet) gives an empty panel, never a broken one.
  */
+import { trans } from './i18n';
 
 /** A cell an activity entry touched. */
 export interface IActivityCell {
@@ -107,7 +108,10 @@ export function parseActivity(body: unknown): IActivity {
       kind: str(entry.kind) ?? 'edit',
       agentKey: str(agent.key),
       agentName:
-        str(agent.name) ?? str(agent.key) ?? str(entry.by) ?? 'an agent',
+        str(agent.name) ??
+        str(agent.key) ??
+        str(entry.by) ??
+        trans.__('an agent'),
       client: str(agent.client),
       summary: str(entry.summary) ?? '',
       cells,

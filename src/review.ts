@@ -11,6 +11,7 @@ import { MessageLoop } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
 import { ApiError, decideSuggestion, fetchSuggestions } from './api';
+import { trans } from './i18n';
 import { DocumentPresence } from './document';
 import {
   Decide,
@@ -43,7 +44,10 @@ export class DocumentReview implements IDisposable {
   constructor(readonly presence: DocumentPresence) {
     this._panel = new Widget();
     this._panel.addClass('jp-mcp-review-panel');
-    this._panel.node.setAttribute('aria-label', 'Suggestions under review');
+    this._panel.node.setAttribute(
+      'aria-label',
+      trans.__('Suggestions under review')
+    );
     this._list = document.createElement('div');
     this._list.className = SUGGESTIONS;
     this._panel.node.appendChild(this._list);
@@ -195,8 +199,8 @@ export class DocumentReview implements IDisposable {
       } catch (error) {
         await showErrorMessage(
           decision === 'accept'
-            ? 'The suggestion could not be accepted'
-            : 'The suggestion could not be rejected',
+            ? trans.__('The suggestion could not be accepted')
+            : trans.__('The suggestion could not be rejected'),
           error instanceof Error ? error.message : String(error)
         );
       }

@@ -4,6 +4,7 @@
  * plain data and callbacks, so jest checks the classes and attributes the browser tests select on.
  */
 import { IDiffLine, diffStats, lineDiff } from './diff';
+import { trans } from './i18n';
 import { ISuggestedCell, ISuggestion } from './suggestions';
 
 /** Classes the browser tests select on. */
@@ -94,9 +95,23 @@ export function acceptConflicts(
 
 /** The note of a block whose text changed since the proposal: what Accept will do with it. */
 export function staleNote(conflicts: boolean, what: 'cell' | 'file'): string {
-  return conflicts
-    ? `The ${what} changed since where this change applies: Accept will be refused as a conflict (what people typed is never overwritten). Reject it, or ask the agent to propose again.`
-    : `The ${what} changed since: this is the agent’s change, which Accept merges into what is there now.`;
+  // Whole sentences per case: a translation may need other words around "cell" and "file".
+  if (conflicts) {
+    return what === 'cell'
+      ? trans.__(
+          'The cell changed since where this change applies: Accept will be refused as a conflict (what people typed is never overwritten). Reject it, or ask the agent to propose again.'
+        )
+      : trans.__(
+          'The file changed since where this change applies: Accept will be refused as a conflict (what people typed is never overwritten). Reject it, or ask the agent to propose again.'
+        );
+  }
+  return what === 'cell'
+    ? trans.__(
+        'The cell changed since: this is the agent’s change, which Accept merges into what is there now.'
+      )
+    : trans.__(
+        'The file changed since: this is the agent’s change, which Accept merges into what is there now.'
+      );
 }
 
 /** The diff as one row per line (insertions `.jp-mcp-diff-add`, deletions `.jp-mcp-diff-del`). */
@@ -114,13 +129,17 @@ export function diffNode(lines: IDiffLine[]): HTMLElement {
   if (lines.length > shown.length) {
     const more = document.createElement('div');
     more.className = 'jp-mcp-diff-more';
-    more.textContent = `… ${lines.length - shown.length} more lines`;
+    more.textContent = trans._n(
+      '… %1 more line',
+      '… %1 more lines',
+      lines.length - shown.length
+    );
     pre.appendChild(more);
   }
   if (!lines.length) {
     const empty = document.createElement('div');
     empty.className = 'jp-mcp-diff-empty';
-    empty.textContent = '(empty)';
+    empty.textContent = trans.__('(empty)');
     pre.appendChild(empty);
   }
   return pre;
@@ -157,7 +176,7 @@ function head(suggestion: ISuggestion, what: string): HTMLElement {
   agent.className = 'jp-mcp-suggestion-agent';
   agent.textContent = suggestion.agentName;
   agent.title = suggestion.client
-    ? `${suggestion.agentName} (client: ${suggestion.client})`
+    ? trans.__('%1 (client: %2)', suggestion.agentName, suggestion.client)
     : suggestion.agentName;
   const kind = document.createElement('span');
   kind.className = 'jp-mcp-suggestion-kind';
@@ -177,19 +196,23 @@ function describeChange(
   first: boolean,
   liveType: string | null
 ): string {
-  const type =
-    cell.cellType && cell.cellType !== 'code' ? `${cell.cellType} ` : '';
+  const type = cell.cellType && cell.cellType !== 'code' ? cell.cellType : '';
   switch (cell.change) {
     case 'insert':
+      if (type) {
+        return first
+          ? trans.__('suggests a new first %1 cell', type)
+          : trans.__('suggests a new %1 cell after this one', type);
+      }
       return first
-        ? `suggests a new first ${type}cell`
-        : `suggests a new ${type}cell after this one`;
+        ? trans.__('suggests a new first cell')
+        : trans.__('suggests a new cell after this one');
     case 'delete':
-      return 'suggests deleting this cell';
+      return trans.__('suggests deleting this cell');
     default:
       return liveType && cell.cellType && cell.cellType !== liveType
-        ? `suggests a change, as a ${cell.cellType} cell`
-        : 'suggests a change';
+        ? trans.__('suggests a change, as a %1 cell', cell.cellType)
+        : trans.__('suggests a change');
   }
 }
 
@@ -200,8 +223,17 @@ function note(node: HTMLElement, text: string): void {
   node.appendChild(div);
 }
 
-const CUT_NOTE =
-  'Shown in part (the change is long): Accept applies all of it.';
+/** A function, not a constant: the translator is set at activation, after this module is loaded. */
+function cutNote(): string {
+  return trans.__(
+    'Shown in part (the change is long): Accept applies all of it.'
+  );
+}
+
+/** A block's accessible name: the agent, then what it suggests (`%1 %2`, so a translation may reorder). */
+function blockLabel(suggestion: ISuggestion, what: string): string {
+  return trans.__('%1 %2', suggestion.agentName, what);
+}
 
 /**
  * The block of one cell change. `live` is the live cell's text (null for a new cell); `first` says a new
@@ -232,7 +264,7 @@ export function cellBlock(
   }
   node.setAttribute('role', 'group');
   const what = describeChange(cell, first, liveType);
-  node.setAttribute('aria-label', `${suggestion.agentName} ${what}`);
+  node.setAttribute('aria-label', blockLabel(suggestion, what));
   node.appendChild(head(suggestion, what));
   const { lines, stale } = shownDiff(
     cell.change === 'insert' ? null : live,
@@ -252,7 +284,7 @@ export function cellBlock(
     );
   }
   if (cell.cut) {
-    note(node, CUT_NOTE);
+    note(node, cutNote());
   }
   if (cell.reason) {
     note(node, cell.reason);
@@ -264,26 +296,44 @@ export function cellBlock(
     actions.append(
       button(
         'jp-mcp-suggestion-accept',
-        'Accept',
-        'Apply this change to the cell',
+        trans.__('Accept'),
+        trans.__('Apply this change to the cell'),
         () => decide(suggestion, 'accept', [cell.cellId])
       )
     );
   }
   actions.append(
-    button('jp-mcp-suggestion-reject', 'Reject', 'Discard this change', () =>
-      decide(suggestion, 'reject', [cell.cellId])
-    ),
     button(
-      'jp-mcp-suggestion-accept-all',
-      'Accept all',
-      `Apply all ${pendingCells.length} pending changes of this suggestion`,
-      () => decide(suggestion, 'accept', null)
-    ),
+      'jp-mcp-suggestion-reject',
+      trans.__('Reject'),
+      trans.__('Discard this change'),
+      () => decide(suggestion, 'reject', [cell.cellId])
+    )
+  );
+  if (pendingCells.length) {
+    // Not when nothing is pending (every cell left conflicts): the server could only refuse it.
+    actions.append(
+      button(
+        'jp-mcp-suggestion-accept-all',
+        trans.__('Accept all'),
+        trans._n(
+          'Apply the %1 pending change of this suggestion',
+          'Apply all %1 pending changes of this suggestion',
+          pendingCells.length
+        ),
+        () => decide(suggestion, 'accept', null)
+      )
+    );
+  }
+  actions.append(
     button(
       'jp-mcp-suggestion-reject-all',
-      'Reject all',
-      `Discard all ${pendingCells.length} pending changes of this suggestion`,
+      trans.__('Reject all'),
+      trans._n(
+        'Discard the %1 pending change of this suggestion',
+        'Discard all %1 pending changes of this suggestion',
+        pendingCells.length
+      ),
       () => decide(suggestion, 'reject', null)
     )
   );
@@ -306,9 +356,9 @@ export function textBlock(
   node.setAttribute('role', 'group');
   node.setAttribute(
     'aria-label',
-    `${suggestion.agentName} suggests a change of this file`
+    trans.__('%1 suggests a change of this file', suggestion.agentName)
   );
-  node.appendChild(head(suggestion, 'suggests a change'));
+  node.appendChild(head(suggestion, trans.__('suggests a change')));
   const text = suggestion.text ?? { before: '', after: '', cut: false };
   const { lines, stale } = shownDiff(live, text.before, text.after, text.cut);
   node.appendChild(diffNode(lines));
@@ -319,19 +369,22 @@ export function textBlock(
     );
   }
   if (text.cut) {
-    note(node, CUT_NOTE);
+    note(node, cutNote());
   }
   const actions = document.createElement('div');
   actions.className = 'jp-mcp-suggestion-actions';
   actions.append(
     button(
       'jp-mcp-suggestion-accept',
-      'Accept',
-      'Apply this change to the file',
+      trans.__('Accept'),
+      trans.__('Apply this change to the file'),
       () => decide(suggestion, 'accept', null)
     ),
-    button('jp-mcp-suggestion-reject', 'Reject', 'Discard this change', () =>
-      decide(suggestion, 'reject', null)
+    button(
+      'jp-mcp-suggestion-reject',
+      trans.__('Reject'),
+      trans.__('Discard this change'),
+      () => decide(suggestion, 'reject', null)
     )
   );
   node.appendChild(actions);
@@ -354,11 +407,12 @@ export function orphanBlock(
     node.dataset.mcpAgentKey = suggestion.agentKey;
   }
   node.setAttribute('role', 'group');
-  const what =
-    cells.length === 1
-      ? 'suggests a change of a cell not shown here'
-      : `suggests ${cells.length} changes of cells not shown here`;
-  node.setAttribute('aria-label', `${suggestion.agentName} ${what}`);
+  const what = trans._n(
+    'suggests a change of a cell not shown here',
+    'suggests %1 changes of cells not shown here',
+    cells.length
+  );
+  node.setAttribute('aria-label', blockLabel(suggestion, what));
   node.appendChild(head(suggestion, what));
   for (const cell of cells) {
     node.appendChild(
@@ -373,14 +427,14 @@ export function orphanBlock(
   actions.append(
     button(
       'jp-mcp-suggestion-accept-all',
-      'Accept all',
-      'Apply all pending changes of this suggestion',
+      trans.__('Accept all'),
+      trans.__('Apply all pending changes of this suggestion'),
       () => decide(suggestion, 'accept', null)
     ),
     button(
       'jp-mcp-suggestion-reject-all',
-      'Reject all',
-      'Discard all pending changes of this suggestion',
+      trans.__('Reject all'),
+      trans.__('Discard all pending changes of this suggestion'),
       () => decide(suggestion, 'reject', null)
     )
   );

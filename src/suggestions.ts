@@ -3,6 +3,7 @@
  * shows each suggested cell change. Read field by field with defaults, like rest.ts: a server of another
  * version gives fewer suggestions, never a broken notebook.
  */
+import { trans } from './i18n';
 
 /** States of a suggestion, and of each of its cell changes. */
 export type SuggestionState =
@@ -138,7 +139,7 @@ export function parseSuggestion(raw: unknown): ISuggestion | null {
     id,
     state: state(data.state, 'pending'),
     agentKey: str(agent.key),
-    agentName: str(agent.name) ?? str(agent.key) ?? 'an agent',
+    agentName: str(agent.name) ?? str(agent.key) ?? trans.__('an agent'),
     client: str(agent.client),
     summary: str(data.summary) ?? '',
     created: str(data.created) ?? '',

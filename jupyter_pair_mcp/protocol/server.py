@@ -87,6 +87,9 @@ def build_server(
         call = current()
         if call is not None:
             call.principal = actor.key  # whom the call's news about a document is for
+            news = backends.suggestions.news(actor.key) if backends.suggestions is not None else None
+            if news:  # a person's accept made its suggestions conflict: told on its next call, in either era
+                call.add(news)
         if not presence:
             return None
         presence.begin(actor)  # present while the call runs, however long

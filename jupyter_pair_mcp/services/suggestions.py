@@ -21,6 +21,7 @@ import contextlib
 import logging
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -34,6 +35,13 @@ from jupyter_pair_mcp.services.suggestion import OPEN, Draft, Notify, Suggestion
 from jupyter_pair_mcp.services.suggestion_bounds import SuggestionBounds
 
 log = logging.getLogger(__name__)
+
+#: Agents (actor keys) whose suggestions turned into conflicts they were not told of yet, kept at most; and the
+#: suggestions each keeps (the oldest are forgotten first: get_suggestion still tells).
+MAX_NEWS_AGENTS = 1000
+MAX_NEWS_PER_AGENT = 20
+#: Characters of the notice that tells an agent its suggestions conflict now.
+MAX_NEWS_CHARS = 2000
 
 
 class SuggestionService:
@@ -64,6 +72,10 @@ class SuggestionService:
         self._all: dict[str, Suggestion] = {}  # insertion order: oldest first
         self._drafts: dict[str, Draft] = {}  # proposals whose edit is under way: they count against the bounds
         self._sweeper: asyncio.Task[None] | None = None
+        #: Actor key -> ids of its suggestions that became conflicts since its last call (ids only: the notice is
+        #: made from the suggestion's state when the agent calls, so a conflict a person rejected meanwhile is
+        #: not told).
+        self._news: OrderedDict[str, dict[str, None]] = OrderedDict()
 
     # -- who proposes ---------------------------------------------------------------------------------
     def proposing(self, actor: Any, asked: bool) -> bool:
@@ -200,7 +212,7 @@ class SuggestionService:
                 why = outcome.get(cell.cell_id)
                 cell.state, cell.reason = ("accepted", None) if why is None else ("conflict", why)
             if all(outcome.get(c.cell_id) is not None for c in pending):
-                suggestion.settle()
+                self._changed(suggestion)  # its agent learns it conflicts now
                 raise Conflict(self._conflict_text(suggestion, pending))
             applied = [c for c in pending if c.state == "accepted"]
             await self._carry_others(suggestion, [c.cell_id for c in applied])
@@ -211,7 +223,7 @@ class SuggestionService:
             why, suggestion.edit = apply_text(text_view, suggestion.text[0], suggestion.text[1], label)
             if why is not None:
                 suggestion.text_state, suggestion.reason = "conflict", why
-                suggestion.settle()
+                self._changed(suggestion)
                 raise Conflict(f"suggestion {suggestion.id} conflicts: {why}; reject it or let the agent redo it")
             suggestion.text_state = "accepted"
             await self._carry_others(suggestion, [])
@@ -296,12 +308,52 @@ class SuggestionService:
             suggestion.release()
 
     def _changed(self, suggestion: Suggestion) -> None:
+        """Tell the suggestion's agent its new state: a notification on its session now (when it has a stream),
+        and a conflict also as a notice on its next call (:meth:`news`), in either era."""
         suggestion.settle()
+        if suggestion.state == "conflict":
+            self._tell(suggestion)
         if suggestion.notify is not None:
             try:
                 suggestion.notify(suggestion)
             except Exception:  # a closed session: the agent reads the state with get_suggestion
                 log.debug("could not notify suggestion %s", suggestion.id, exc_info=True)
+
+    def _tell(self, suggestion: Suggestion) -> None:
+        key = str(getattr(suggestion.actor, "key", ""))
+        told = self._news.pop(key, {})
+        told.pop(suggestion.id, None)
+        told[suggestion.id] = None
+        while len(told) > MAX_NEWS_PER_AGENT:
+            del told[next(iter(told))]
+        self._news[key] = told
+        while len(self._news) > MAX_NEWS_AGENTS:
+            self._news.popitem(last=False)
+
+    def news(self, key: str) -> str | None:
+        """What the agent ``key`` must be told on its call: its suggestions that conflict now and why (once)."""
+        told = self._news.pop(key, None)
+        if not told:
+            return None
+        parts = []
+        for suggestion_id in told:
+            suggestion = self._all.get(suggestion_id)
+            if suggestion is None or suggestion.state != "conflict":
+                continue  # decided (or forgotten) since: get_suggestion tells
+            if suggestion.kind == "notebook":
+                why = "; ".join(f"cell {c.cell_id}: {c.reason}" for c in suggestion.cells if c.state == "conflict")
+            else:
+                why = suggestion.reason or "the text changed under it"
+            parts.append(f"your suggestion {suggestion.id} on {suggestion.path!r} conflicts now ({why})")
+        if not parts:
+            return None
+        text = "; ".join(parts)
+        if len(text) > MAX_NEWS_CHARS:
+            text = text[: MAX_NEWS_CHARS - 1] + "…"
+        return (
+            f"{text}. A person can only reject what conflicts (get_suggestion shows it, per cell); propose the "
+            "change again on the current text if it is still wanted."
+        )
 
     def _record(self, suggestion: Suggestion, kind: str, description: str, person: Any) -> None:
         if self.log is None:
@@ -368,3 +420,4 @@ class SuggestionService:
                 await self._sweeper
         self._all.clear()
         self._drafts.clear()
+        self._news.clear()

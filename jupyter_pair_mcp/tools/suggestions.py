@@ -102,12 +102,33 @@ def _notifier(ctx: Context) -> Any:
         target = ref()
         if target is None:
             return
-        data = {"suggestion_id": suggestion.id, "state": suggestion.state, "path": suggestion.path}
+        data = notification_data(suggestion)
         params = {"level": "info", "logger": LOGGER, "data": data}
         task = loop.create_task(target.outbound.notify("notifications/message", params))
         task.add_done_callback(_quiet)
 
     return notify
+
+
+#: Cells a notification lists at most (each with its state, and why when it conflicts).
+MAX_NOTIFIED_CELLS = 50
+
+
+def notification_data(suggestion: Any) -> dict[str, Any]:
+    """A state change as an agent is told it: the suggestion, its state and, per cell, its state and why it
+    conflicts (so an agent learns which of its cells a person's accept of another suggestion changed)."""
+    data: dict[str, Any] = {"suggestion_id": suggestion.id, "state": suggestion.state, "path": suggestion.path}
+    if suggestion.reason:
+        data["reason"] = suggestion.reason[:500]
+    if suggestion.cells:
+        cells = []
+        for cell in suggestion.cells[:MAX_NOTIFIED_CELLS]:
+            entry = {"cell_id": cell.cell_id, "state": cell.state}
+            if cell.reason:
+                entry["reason"] = cell.reason[:500]
+            cells.append(entry)
+        data["cells"] = cells
+    return data
 
 
 def _quiet(task: asyncio.Task[Any]) -> None:

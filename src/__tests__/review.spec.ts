@@ -406,6 +406,9 @@ describe('review blocks', () => {
     expect(node.classList.contains('jp-mcp-suggestion-conflict')).toBe(true);
     expect(node.querySelector('.jp-mcp-suggestion-accept')).toBeNull();
     expect(node.querySelector('.jp-mcp-suggestion-reject')).not.toBeNull();
+    // nothing pending is left: no Accept all, which the server could only refuse
+    expect(node.querySelector('.jp-mcp-suggestion-accept-all')).toBeNull();
+    expect(node.querySelector('.jp-mcp-suggestion-reject-all')).not.toBeNull();
     expect(node.textContent).toContain('changed the same text');
   });
 
