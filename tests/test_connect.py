@@ -64,10 +64,11 @@ async def test_a_stdio_client_edits_a_notebook_as_a_grant_agent(
     data = tmp_path / "agent-data"
     errlog_path = tmp_path / "connect.log"
 
-    async def session(*args: str) -> None:
+    async def session(*args: str, mode: str = "legacy") -> None:
         with errlog_path.open("a") as errlog:
             transport = stdio_client(launch(runtime, data, work, *args), errlog=errlog)
-            async with Client(transport, mode="legacy") as client:  # type: ignore[arg-type]
+            async with Client(transport, mode=mode) as client:  # type: ignore[arg-type]
+                assert client.protocol_version >= ("2026" if mode == "auto" else "2025"), client.protocol_version
                 names = {tool.name for tool in (await within(client.list_tools())).tools}
                 assert "batch_insert_notebook_cells" in names
                 await call_tool(
@@ -86,7 +87,8 @@ async def test_a_stdio_client_edits_a_notebook_as_a_grant_agent(
     assert stat.S_IMODE(cached.stat().st_mode) == 0o600 and not cached.is_relative_to(jp_root_dir)
     assert json.loads(cached.read_text())["id"] == grant["id"]
 
-    await within(session("--name", "claude-desktop"), 120)  # the next launch: the same grant
+    await within(session("--name", "claude-desktop", mode="auto"), 120)  # the next launch: the same grant
+    # (and a client that negotiates the 2026-07-28 era over stdio gets it through the bridge too)
     assert [g["id"] for g in await grants(server_root, jp_base_url, auth)] == [grant["id"]]
 
     async with httpx2.AsyncClient(timeout=30, verify=TLS) as http:
@@ -116,3 +118,21 @@ async def test_no_running_server_is_a_clear_error_and_stdout_stays_clean(tmp_pat
     out, err = await within(process.communicate(b""), 120)
     assert process.returncode == 1 and out == b"", (out, err)
     assert b"no running Jupyter server found" in err
+
+
+def test_the_bridge_stamps_the_routing_headers_a_client_session_would() -> None:
+    from mcp.shared.message import SessionMessage
+    from mcp_types import JSONRPCRequest, JSONRPCResponse
+
+    from jupyter_pair_mcp.transport.stdio_bridge import Stamp
+
+    stamp = Stamp()
+    initialize = SessionMessage(JSONRPCRequest(jsonrpc="2.0", id=1, method="initialize", params={}))
+    assert stamp.outgoing(initialize) is initialize
+    stamp.incoming(SessionMessage(JSONRPCResponse(jsonrpc="2.0", id=1, result={"protocolVersion": "2025-11-25"})))
+    listed = stamp.outgoing(SessionMessage(JSONRPCRequest(jsonrpc="2.0", id=2, method="tools/list")))
+    assert listed.metadata.headers == {"mcp-protocol-version": "2025-11-25"}
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
+    call = JSONRPCRequest(jsonrpc="2.0", id=3, method="tools/call", params={"name": "get_notebook", "_meta": meta})
+    headers = stamp.outgoing(SessionMessage(call)).metadata.headers
+    assert headers == {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "get_notebook"}

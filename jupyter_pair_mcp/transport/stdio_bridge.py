@@ -68,6 +68,53 @@ def _say(text: str) -> None:
     sys.stderr.flush()
 
 
+class Stamp:
+    """The routing headers the SDK's client session would set on each message (the bridge has no session).
+
+    Handshake era: ``MCP-Protocol-Version``, the version the server answered to ``initialize``, on every message
+    after it. 2026-07-28 era: each request names its version in ``_meta``; its headers repeat the version, the
+    method and the name the request is about (``Mcp-Name``), which the server checks against the body."""
+
+    def __init__(self) -> None:
+        self.version: str | None = None
+        self.initializing: set[Any] = set()
+
+    def outgoing(self, item: Any) -> Any:
+        from mcp.shared.inbound import (
+            MCP_METHOD_HEADER,
+            MCP_NAME_HEADER,
+            MCP_PROTOCOL_VERSION_HEADER,
+            NAME_BEARING_METHODS,
+            encode_header_value,
+        )
+        from mcp.shared.message import ClientMessageMetadata, SessionMessage
+
+        message = item.message
+        method = getattr(message, "method", None)
+        if method == "initialize":
+            self.initializing.add(message.id)
+            return item
+        params = getattr(message, "params", None) or {}
+        modern = (params.get("_meta") or {}).get("io.modelcontextprotocol/protocolVersion")
+        headers: dict[str, str] = {}
+        if isinstance(modern, str) and method is not None:
+            headers = {MCP_PROTOCOL_VERSION_HEADER: modern, MCP_METHOD_HEADER: method}
+            name_key = NAME_BEARING_METHODS.get(method)
+            if name_key is not None and isinstance(name := params.get(name_key), str):
+                headers[MCP_NAME_HEADER] = encode_header_value(name)
+        elif self.version is not None:
+            headers = {MCP_PROTOCOL_VERSION_HEADER: self.version}
+        return SessionMessage(message, metadata=ClientMessageMetadata(headers=headers)) if headers else item
+
+    def incoming(self, item: Any) -> None:
+        message = item.message
+        if getattr(message, "id", None) in self.initializing:
+            self.initializing.discard(message.id)
+            result = getattr(message, "result", None)
+            if isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
+                self.version = result["protocolVersion"]
+
+
 async def bridge(url: str, token: str) -> None:
     """Forward MCP messages between this process's stdio and the server's endpoint until stdin closes."""
     import anyio
@@ -93,11 +140,17 @@ async def bridge(url: str, token: str) -> None:
         anyio.create_task_group() as group,
     ):
 
+        stamp = Stamp()
+
         async def pump(source: Any, sink: Any, side: str, last: bool) -> None:
             async for item in source:
                 if isinstance(item, Exception):
                     _say(f"dropped a message the {side} sent that is not JSON-RPC: {type(item).__name__}")
                     continue
+                if last:
+                    item = stamp.outgoing(item)
+                else:
+                    stamp.incoming(item)
                 await sink.send(item)
             if last:  # the client closed stdin: end the session (the HTTP transport sends its DELETE)
                 group.cancel_scope.cancel()
