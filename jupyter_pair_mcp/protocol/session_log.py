@@ -49,7 +49,10 @@ def mcp_level(levelno: int) -> str:
 
 
 class _Collector(logging.Handler):
-    """On the package's logger: a record logged inside a session's call joins that call's lines."""
+    """On the package's logger: a record logged inside a session's call joins that call's lines. Not an output
+    of the log: app.py still gives the package logger the server's handlers when it has only this one."""
+
+    collects_session_lines = True
 
     def emit(self, record: logging.LogRecord) -> None:
         lines = _collected.get()

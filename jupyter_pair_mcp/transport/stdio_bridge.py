@@ -139,7 +139,6 @@ async def bridge(url: str, token: str) -> None:
         stdio_server() as (local_read, local_write),
         anyio.create_task_group() as group,
     ):
-
         stamp = Stamp()
 
         async def pump(source: Any, sink: Any, side: str, last: bool) -> None:
