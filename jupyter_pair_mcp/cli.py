@@ -253,6 +253,16 @@ class ConnectApp(_ServerCommand):
         "propose-only": ({"ConnectApp": {"propose_only": True}}, "Every edit becomes a suggestion."),
     }
 
+    def server(self) -> dict[str, Any]:
+        """As ``grant``'s, but with one server running, that one wherever the client started the command: MCP
+        clients (Claude Desktop) start local servers in a folder of their own choosing, often ``/`` or home."""
+        from jupyter_server.serverapp import list_running_servers
+
+        servers = list(list_running_servers(self.runtime_dir))
+        if len(servers) == 1 and not self.url and not _inside(os.getcwd(), str(servers[0].get("root_dir", ""))):
+            return dict(servers[0])
+        return choose_server(servers, self.url, os.getcwd())
+
     def run(self) -> None:
         import anyio
 

@@ -64,9 +64,9 @@ async def test_a_stdio_client_edits_a_notebook_as_a_grant_agent(
     data = tmp_path / "agent-data"
     errlog_path = tmp_path / "connect.log"
 
-    async def session(*args: str, mode: str = "legacy") -> None:
+    async def session(*args: str, mode: str = "legacy", cwd: Path = work) -> None:
         with errlog_path.open("a") as errlog:
-            transport = stdio_client(launch(runtime, data, work, *args), errlog=errlog)
+            transport = stdio_client(launch(runtime, data, cwd, *args), errlog=errlog)
             async with Client(transport, mode=mode) as client:  # type: ignore[arg-type]
                 assert client.protocol_version >= ("2026" if mode == "auto" else "2025"), client.protocol_version
                 names = {tool.name for tool in (await within(client.list_tools())).tools}
@@ -97,6 +97,9 @@ async def test_a_stdio_client_edits_a_notebook_as_a_grant_agent(
     await within(session("--name", "claude-desktop"), 120)  # revoked: a new one
     (renewed,) = await grants(server_root, jp_base_url, auth)
     assert renewed["id"] != grant["id"] and renewed["client_name"] == "claude-desktop"
+
+    await within(session("--name", "claude-desktop", cwd=tmp_path), 120)  # started outside the root: the one server
+    assert [g["id"] for g in await grants(server_root, jp_base_url, auth)] == [renewed["id"]]
 
     log = errlog_path.read_text()
     assert token not in log and json.loads(cached.read_text())["token"] not in log
