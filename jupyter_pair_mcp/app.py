@@ -46,6 +46,7 @@ from jupyter_pair_mcp.services.suggestions import SuggestionService
 from jupyter_pair_mcp.transport.exitguard import install as install_exit_guard
 from jupyter_pair_mcp.transport.grants import handlers as grant_handlers
 from jupyter_pair_mcp.transport.handlers import MCPHandler
+from jupyter_pair_mcp.transport.health import handlers as health_handlers
 from jupyter_pair_mcp.transport.hub import hub_server
 from jupyter_pair_mcp.transport.oauth import oauth_handlers
 from jupyter_pair_mcp.transport.ratelimit import RateLimiter
@@ -393,7 +394,8 @@ class JupyterPairMCP(Limits, ExtensionApp):
         install_exit_guard()
         self.rate_limiter = RateLimiter(self.rate_limit, self.rate_limit_burst) if self.rate_limit > 0 else None
         package_log = logging.getLogger("jupyter_pair_mcp")
-        if not package_log.handlers and not logging.getLogger().handlers:
+        own = [h for h in package_log.handlers if not getattr(h, "collects_session_lines", False)]  # session_log.py
+        if not own and not logging.getLogger().handlers:
             # Our modules log under "jupyter_pair_mcp" (rooms kept and closed, scans, history): Jupyter configures
             # only its app loggers, so without this their INFO lines would never reach the server's log.
             for handler in self.serverapp.log.handlers:
@@ -546,6 +548,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
 
     def initialize_handlers(self) -> None:
         self.handlers.append((r"/mcp/?", MCPHandler, {"extension": self}))
+        self.handlers.extend(health_handlers(self.health_details))
         if getattr(self, "steering", None) is not None:  # not when the settings were refused
             self.handlers.extend(rest_handlers(self.steering))
             self.handlers.extend(review_handlers(self.suggestions))
@@ -631,6 +634,14 @@ class JupyterPairMCP(Limits, ExtensionApp):
             assert self.serverapp is not None and self.grants is not None
             self._authorization_server = AuthorizationServer(self.grants, self.serverapp.base_url)
         return self._authorization_server
+
+    def health_details(self) -> dict[str, Any]:
+        """What ``mcp/health`` tells a person (never an anonymous caller): version, sessions, rooms open."""
+        manager = self._endpoint.runner.manager if self._endpoint is not None else None
+        points = self.serverapp.extension_manager.extension_points if self.serverapp is not None else {}
+        ydoc = getattr(points.get("jupyter_server_ydoc"), "app", None)
+        rooms = getattr(getattr(ydoc, "ywebsocket_server", None), "rooms", {})
+        return {"version": __version__, "sessions": manager.session_count if manager else 0, "rooms": len(rooms)}
 
     @property
     def mcp_url(self) -> str:

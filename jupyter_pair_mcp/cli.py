@@ -34,7 +34,12 @@ def say(text: str, file: Any = None) -> None:
 
 
 class CommandError(Exception):
-    """What the person is told (on stderr) before the command exits with status 1."""
+    """What the person is told (on stderr) before the command exits with status 1 (``status``: the server's
+    HTTP status, when it answered one)."""
+
+    def __init__(self, message: str, status: int = 0) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def seconds(text: str) -> int:
@@ -89,7 +94,7 @@ def call(server: dict[str, Any], method: str, path: str, body: dict[str, Any] | 
             message = ""
         if error.code == 404 and not message:
             message = "this server has no api/mcp/grants: is jupyter-pair-mcp enabled there, with enable_grants?"
-        raise CommandError(f"{method} {path}: HTTP {error.code}: {message or error.reason}") from None
+        raise CommandError(f"{method} {path}: HTTP {error.code}: {message or error.reason}", error.code) from None
     except (urllib.error.URLError, OSError) as error:
         raise CommandError(f"could not reach the Jupyter server at {server['url']}: {error}") from None
 
@@ -218,15 +223,90 @@ class GrantApp(_ServerCommand):
         say(f"Clients that speak HTTP with headers (VS Code, Cursor):\n{minted['commands']['http_json']}")
 
 
+class ConnectApp(_ServerCommand):
+    name = "jupyter-pair-mcp-connect"
+    description = (
+        "Connect an MCP client that speaks stdio to the running Jupyter server: put this command in the client's "
+        "configuration. It connects with a grant of its own (minted with the server's token, cached in your "
+        "Jupyter data directory), never with the server's token, and writes nothing to stdout but the protocol."
+    )
+    examples = '{"command": "jupyter", "args": ["pair-mcp", "connect", "--name", "claude-desktop"]}'
+
+    level = Unicode(
+        "write",
+        config=True,
+        help="The grant's level: read, write (edit documents, not run code) or execute. Default: write.",
+    )
+    folder = List(Unicode(), config=True, help="A folder the grant reaches (repeat it); none: the whole server.")
+    expires = Unicode("30d", config=True, help="How long a minted grant works; minted again when it has expired.")
+    grant_name = Unicode("stdio agent", config=True, help="The name people see for the agent (the client's).")
+    propose_only = Bool(False, config=True, help="Every edit of the agent becomes a suggestion to accept or reject.")
+    aliases = {
+        **_ServerCommand.aliases,
+        "level": "ConnectApp.level",
+        "folder": "ConnectApp.folder",
+        "expires": "ConnectApp.expires",
+        "name": "ConnectApp.grant_name",
+    }
+    flags = {
+        **_ServerCommand.flags,
+        "propose-only": ({"ConnectApp": {"propose_only": True}}, "Every edit becomes a suggestion."),
+    }
+
+    def server(self) -> dict[str, Any]:
+        """As ``grant``'s, but with one server running, that one wherever the client started the command: MCP
+        clients (Claude Desktop) start local servers in a folder of their own choosing, often ``/`` or home."""
+        from jupyter_server.serverapp import list_running_servers
+
+        servers = list(list_running_servers(self.runtime_dir))
+        if len(servers) == 1 and not self.url and not _inside(os.getcwd(), str(servers[0].get("root_dir", ""))):
+            return dict(servers[0])
+        return choose_server(servers, self.url, os.getcwd())
+
+    def run(self) -> None:
+        import anyio
+
+        from jupyter_pair_mcp.transport.stdio_bridge import bridge, cache_path, grant_token
+
+        if self.extra_args:
+            raise CommandError(f"unexpected argument {self.extra_args[0]!r}")
+        server = self.server()
+
+        def rest(method: str, path: str, body: dict[str, Any] | None) -> Any:
+            try:
+                return call(server, method, path, body)
+            except CommandError as error:
+                if error.status == 404 and path == "api/mcp/grants" and method == "GET":
+                    raise LookupError(path) from None
+                raise
+
+        body = {
+            "level": self.level,
+            "folders": list(self.folder),
+            "expires": seconds(self.expires),
+            "name": self.grant_name,
+            "propose_only": self.propose_only,
+        }
+        base = str(server["url"]).rstrip("/") + "/"
+        token = grant_token(rest, cache_path(self.data_dir, base), body)
+        if token is None:
+            say("this server has no grants (enable_grants is off): connecting with its own token", file=sys.stderr)
+            token = str(server.get("token", ""))
+        anyio.run(bridge, base + "mcp", token)
+
+
 class PairMCPApp(JupyterApp):
     name = "jupyter-pair-mcp"
     description = "jupyter-pair-mcp's command line: grants for headless agents on a running Jupyter server."
-    subcommands = {"grant": (GrantApp, GrantApp.description)}
+    subcommands = {
+        "grant": (GrantApp, GrantApp.description),
+        "connect": (ConnectApp, ConnectApp.description),
+    }
 
     def start(self) -> None:
         if self.subapp is None:
             self.print_help()
-            say("jupyter pair-mcp: name a subcommand (grant)", file=sys.stderr)
+            say("jupyter pair-mcp: name a subcommand (grant, connect)", file=sys.stderr)
             self.exit(2)
         super().start()
 
