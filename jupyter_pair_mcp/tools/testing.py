@@ -77,7 +77,7 @@ def conformance_tools(b: Backends) -> list[ToolSpec]:
     async def test_log_lines(
         ctx: Context,
         path: Annotated[str, Field(description="Named in the lines, as the server's absolute path.")],
-        count: Annotated[int, Field(description="Warnings to log.")] = 1,
+        count: Annotated[int, Field(description="Warnings to log (1-100).", ge=1, le=100)] = 1,
     ) -> FixtureResult:
         """Log ``count`` warnings naming ``path`` by its absolute path (one from a worker thread) and an error:
         the call's own log lines, for the logging capability."""
