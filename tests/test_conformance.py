@@ -25,7 +25,6 @@ BASELINE = HERE / "baseline.yml"
 SCENARIOS = [
     "server-initialize",
     "ping",
-    "logging-set-level",
     "tools-list",
     "server-session-lifecycle",
     "server-stateless",
