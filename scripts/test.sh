@@ -40,5 +40,5 @@ if [ "$#" -eq 0 ]; then
     .venv-jupyterai/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
     .venv-jupyterai/bin/python -m pytest tests/test_jupyterai.py tests/browser/test_jupyterai_browser.py
 fi
-step "8/8 pytest (about 12 minutes on 2 idle cores, 17 on busy ones)"
+step "8/8 pytest (about 15 minutes on 2 idle cores, more on busy ones)"
 python -m pytest "$@"
