@@ -48,6 +48,22 @@ SMALL_CELL_BYTES = 1024
 AGENT_ORIGIN = "jupyter-pair-mcp"
 
 
+def insert_positions(count: int, cells: list[NewCell], at: int | list[int]) -> list[int]:
+    """Where each of ``cells`` goes among ``count`` cells (all from ``at``, or each at its own index, counting
+    the cells inserted before it), refused as an agent's argument when out of range or of an unknown type: one
+    check for a live insert and a proposed one, so a proposal is refused exactly when the edit would be."""
+    positions = [at + k for k in range(len(cells))] if isinstance(at, int) else list(at)
+    for k, position in enumerate(positions):
+        if position < 0 or position > count + k:
+            where = "start_position" if isinstance(at, int) else f"positions[{k}]"
+            raise InvalidArgument(
+                f"{where} {position} out of range: there are {count + k} cells then, so 0-{count + k}"
+            )
+    for cell in cells:
+        check_type(cell.cell_type)
+    return positions
+
+
 class NotebookView:
     """The live notebook behind one tool call."""
 
@@ -248,15 +264,7 @@ class NotebookView:
         """Insert cells in one transaction: all from index ``at``, or each at its own index of ``at`` (applied
         in order, each counting the cells inserted before it). Returns (final index, id, type) per cell."""
         count = self.cell_count
-        positions = [at + k for k in range(len(cells))] if isinstance(at, int) else list(at)
-        for k, position in enumerate(positions):
-            if position < 0 or position > count + k:
-                where = "start_position" if isinstance(at, int) else f"positions[{k}]"
-                raise InvalidArgument(
-                    f"{where} {position} out of range: there are {count + k} cells then, so 0-{count + k}"
-                )
-        for cell in cells:
-            check_type(cell.cell_type)
+        positions = insert_positions(count, cells, at)
         ids = [str(uuid.uuid4()) for _ in cells]
         ycells = [
             self._nb.create_ycell({**nbformat_cell(c.cell_type, c.source, c.metadata), "id": cell_id})

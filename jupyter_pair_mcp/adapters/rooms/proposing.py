@@ -22,10 +22,10 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from jupyter_pair_mcp.adapters.rooms.cells import BaseFinder, CellChange, CellUpdate, NewCell, cells_text, check_type
+from jupyter_pair_mcp.adapters.rooms.cells import BaseFinder, CellChange, CellUpdate, NewCell, cells_text
 from jupyter_pair_mcp.adapters.rooms.edits import Edit, EditJournal
 from jupyter_pair_mcp.adapters.rooms.merge import TextOp, apply
-from jupyter_pair_mcp.adapters.rooms.notebook import NotebookView
+from jupyter_pair_mcp.adapters.rooms.notebook import NotebookView, insert_positions
 from jupyter_pair_mcp.adapters.rooms.review import CellProposal
 from jupyter_pair_mcp.adapters.rooms.textdoc import TextView
 from jupyter_pair_mcp.errors import InvalidArgument
@@ -74,15 +74,7 @@ class ProposedNotebook(NotebookView):
         """Record inserting ``cells`` (checked as :meth:`NotebookView.insert` does): each new cell with the cell it
         follows in the proposal, its anchor when it is accepted."""
         count = self.cell_count
-        positions = [at + k for k in range(len(cells))] if isinstance(at, int) else list(at)
-        for k, position in enumerate(positions):
-            if position < 0 or position > count + k:
-                where = "start_position" if isinstance(at, int) else f"positions[{k}]"
-                raise InvalidArgument(
-                    f"{where} {position} out of range: there are {count + k} cells then, so 0-{count + k}"
-                )
-        for cell in cells:
-            check_type(cell.cell_type)
+        positions = insert_positions(count, cells, at)
         ids = [str(uuid.uuid4()) for _ in cells]
         final: list[int] = []
         for position in positions:
