@@ -394,7 +394,8 @@ class JupyterPairMCP(Limits, ExtensionApp):
         install_exit_guard()
         self.rate_limiter = RateLimiter(self.rate_limit, self.rate_limit_burst) if self.rate_limit > 0 else None
         package_log = logging.getLogger("jupyter_pair_mcp")
-        if not package_log.handlers and not logging.getLogger().handlers:
+        own = [h for h in package_log.handlers if not getattr(h, "collects_session_lines", False)]  # session_log.py
+        if not own and not logging.getLogger().handlers:
             # Our modules log under "jupyter_pair_mcp" (rooms kept and closed, scans, history): Jupyter configures
             # only its app loggers, so without this their INFO lines would never reach the server's log.
             for handler in self.serverapp.log.handlers:

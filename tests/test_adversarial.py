@@ -345,8 +345,10 @@ async def _presence(client: Any) -> None:
 
 
 # -- the conformance fixtures ------------------------------------------------------------------------------
-@case("test_missing_capability", "test_reconnection", "test_progress_stream", "test_panic")
+@case("test_missing_capability", "test_reconnection", "test_progress_stream", "test_panic", "test_log_lines")
 async def _fixtures(client: Any) -> None:
+    await attempt(client, "test_log_lines", path=LONG_NAME, count=HUGE_INDEX)
+    await attempt(client, "test_log_lines", path=LONG_NAME, count=100)
     await attempt(client, "test_missing_capability")
     await attempt(client, "test_panic", path=LONG_NAME)
     await attempt(client, "test_progress_stream", count=1000, interval=0)

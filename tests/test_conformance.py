@@ -25,6 +25,7 @@ BASELINE = HERE / "baseline.yml"
 SCENARIOS = [
     "server-initialize",
     "ping",
+    "logging-set-level",
     "tools-list",
     "server-session-lifecycle",
     "server-stateless",

@@ -21,6 +21,7 @@ from jupyter_pair_mcp.protocol.event_store import MemoryEventStore
 from jupyter_pair_mcp.protocol.faults import ContainFaults
 from jupyter_pair_mcp.protocol.prompts import register_prompts
 from jupyter_pair_mcp.protocol.resources import register_resources
+from jupyter_pair_mcp.protocol.session_log import register as register_session_log
 from jupyter_pair_mcp.protocol.sessions import ScopedSessionManager
 from jupyter_pair_mcp.protocol.tasks import TaskCalls, TasksExtension, advertise_legacy
 from jupyter_pair_mcp.services.tasks import TaskStore
@@ -136,6 +137,8 @@ def build_server(
     server.quick_tools = frozenset(product & set(names))
     server.middleware.append(CallNotices(read_only_tools.__contains__))
     server.middleware.append(CachedToolList())
+    root = getattr(getattr(backends.contents, "manager", None), "root_dir", "")
+    register_session_log(server, root if isinstance(root, str) else "")  # innermost: a call's own log lines
     register_resources(server, backends)
     register_prompts(server, backends)
     return server, names

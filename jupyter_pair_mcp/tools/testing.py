@@ -74,7 +74,23 @@ def conformance_tools(b: Backends) -> list[ToolSpec]:
             del text[end + 5 : end + 7]  # yrs panics: "Couldn't remove 2 elements", removing none
         return FixtureResult(message="pycrdt did not panic")
 
+    async def test_log_lines(
+        ctx: Context,
+        path: Annotated[str, Field(description="Named in the lines, as the server's absolute path.")],
+        count: Annotated[int, Field(description="Warnings to log (1-100).", ge=1, le=100)] = 1,
+    ) -> FixtureResult:
+        """Log ``count`` warnings naming ``path`` by its absolute path (one from a worker thread) and an error:
+        the call's own log lines, for the logging capability."""
+        absolute = b.contents.manager.root_dir.rstrip("/") + "/" + path
+        await asyncio.to_thread(log.warning, "fixture warning 0 about %s", absolute)
+        for i in range(1, count):
+            log.warning("fixture warning %d about %s", i, absolute)
+        log.debug("fixture debug line")
+        log.error("fixture error in /etc/elsewhere")
+        return FixtureResult(message="logged")
+
     return [
+        ToolSpec(test_log_lines, "testing", "Fixture: a call's log lines", READ, read_only=True),
         ToolSpec(test_missing_capability, "testing", "Fixture: capability check", READ, read_only=True),
         ToolSpec(test_reconnection, "testing", "Fixture: SSE reconnection", READ, read_only=True),
         ToolSpec(test_progress_stream, "testing", "Fixture: progress stream", READ, read_only=True),
