@@ -4,11 +4,18 @@ The SDK's transport answers a session's every request the same way: an SSE strea
 its event-store entries, a task group and its pings), or, for a whole server, a JSON body. An SSE answer costs
 the server about 1.5 ms of CPU more than a JSON one (a ping: 3.6 against 2.2 ms, measured with
 ``benchmarks/bench_endpoint.py``), a third of a cheap call. :class:`WholeAnswers` picks per request: a JSON
-body for requests that can send nothing before their response and whose loss a retry repairs — pings,
+body for requests that send nothing before their response and whose loss a retry repairs — pings,
 listings, resource and prompt reads, and calls of :data:`quick <WholeAnswers.quick_tools>` tools (read-only,
 run no code) asking for no progress and no task. Everything else keeps the SSE stream: runs and their
 progress, edits (a client that lost the answer resumes the stream with ``Last-Event-ID`` rather than repeat
 an edit), ``initialize``, tasks, subscriptions.
+
+Which it is, is known for sure only when the request's first message arrives: a quick call that fails sends
+its log lines first (protocol/session_log.py, on the call's own stream). Then the answer becomes the SSE
+stream after all, the lines and the result on it, as the SDK's 2026-07-28 transport commits to SSE once a
+handler emits (``mcp.server._streamable_http_modern``). Taking that first message for the answer — the SDK's
+JSON-mode branch may, for its router drops a request's other messages in JSON mode, but ours is an SSE-mode
+session's router — sent the client a log line for its answer, and the real answer never.
 
 The JSON path is the SDK's own JSON-response branch (``StreamableHTTPServerTransport._handle_post_request``,
 mcp 2.3), taken for one request; any request it does not take, valid or not, goes to the SDK unchanged.
@@ -23,15 +30,21 @@ from typing import Any
 
 import anyio
 import pydantic_core
+from anyio.streams.memory import MemoryObjectReceiveStream
 from mcp.server.streamable_http import (
+    CONTENT_TYPE_SSE,
+    MCP_SESSION_ID_HEADER,
     REQUEST_STREAM_BUFFER_SIZE,
     EventMessage,
+    SSEEvent,
     StreamableHTTPServerTransport,
     check_accept_headers,
 )
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
-from mcp_types import INTERNAL_ERROR, JSONRPCRequest, jsonrpc_message_adapter
+from mcp_types import INTERNAL_ERROR, JSONRPCError, JSONRPCRequest, JSONRPCResponse, jsonrpc_message_adapter
+from sse_starlette import EventSourceResponse
 from starlette.requests import Request
+from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 log = logging.getLogger(__name__)
@@ -91,6 +104,7 @@ class WholeAnswers(StreamableHTTPServerTransport):
             can_send_request=False,  # a JSON body carries the response only
         )
         self.whole_answers += 1
+        first: EventMessage | None = None  # a message sent before the answer: the answer streams
         try:
             await writer.send(SessionMessage(message, metadata=metadata))
             try:
@@ -101,10 +115,72 @@ class WholeAnswers(StreamableHTTPServerTransport):
                     "Session terminated before the request completed", HTTPStatus.INTERNAL_SERVER_ERROR, INTERNAL_ERROR
                 )
             else:
-                response = self._create_json_response(answer.message)
+                if isinstance(answer.message, JSONRPCResponse | JSONRPCError):
+                    response = self._create_json_response(answer.message)
+                elif check_accept_headers(request)[1]:
+                    first = answer
+                else:
+                    response = await self._answer_alone(request_id, reader)
         finally:
-            await self._clean_up_memory_streams(request_id)
+            if first is None:
+                await self._clean_up_memory_streams(request_id)
+        if first is not None:
+            await self._stream(scope, receive, send, request_id, first, reader)
+            return
         await response(scope, receive, send)
+
+    async def _stream(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        request_id: str,
+        first: EventMessage,
+        reader: MemoryObjectReceiveStream[EventMessage],
+    ) -> None:
+        """Answer as the SDK's SSE branch does from here: ``first``, then the rest up to the answer.
+
+        No priming event: the events it would precede were stored already, each sent with its own id, which a
+        client resumes from. The SDK's writer ends the stream with the answer and frees the request's streams.
+        """
+        sse_writer, sse_reader = anyio.create_memory_object_stream[SSEEvent](0)
+        self._sse_stream_writers[request_id] = sse_writer
+
+        async def forward() -> None:
+            try:
+                await sse_writer.send(self._create_event_data(first))
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass  # the client went away; the writer below frees the streams
+            await self._run_sse_writer(request_id, sse_writer, reader, None)
+
+        headers = {
+            "Cache-Control": "no-cache, no-transform",
+            "Connection": "keep-alive",
+            "Content-Type": CONTENT_TYPE_SSE,
+            **({MCP_SESSION_ID_HEADER: self.mcp_session_id} if self.mcp_session_id else {}),
+        }
+        try:
+            await EventSourceResponse(content=sse_reader, data_sender_callable=forward, headers=headers)(
+                scope, receive, send
+            )
+        finally:
+            await sse_reader.aclose()
+            self._sse_stream_writers.pop(request_id, None)
+            await self._clean_up_memory_streams(request_id)
+
+    async def _answer_alone(self, request_id: str, reader: MemoryObjectReceiveStream[EventMessage]) -> Response:
+        """The answer for a client that reads no event stream: what the request sent before it has no wire in
+        a JSON body (the SDK's JSON mode drops it the same way); the server's log keeps its log lines."""
+        while True:
+            try:
+                event = await reader.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError):
+                return self._create_error_response(
+                    "Session terminated before the request completed", HTTPStatus.INTERNAL_SERVER_ERROR, INTERNAL_ERROR
+                )
+            if isinstance(event.message, JSONRPCResponse | JSONRPCError):
+                return self._create_json_response(event.message)
+            log.debug("Not sent to a client without text/event-stream: a message of request %s", request_id)
 
     async def _quiet_request(self, request: Request) -> JSONRPCRequest | None:
         """The request, when it is valid and answered whole; None for everything the SDK answers itself."""
