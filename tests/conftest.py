@@ -172,9 +172,10 @@ async def open_session(http: httpx2.AsyncClient, url: str, headers: dict[str, st
 
 
 def sse_messages(text: str) -> list[tuple[str | None, dict[str, Any] | None]]:
-    """Parse a complete SSE body into (event id, JSON data or None for priming events)."""
+    """Parse a complete SSE body into (event id, JSON data or None for priming events). Lines end in CRLF, LF
+    or CR (the SSE format; the SDK's sse_starlette writes CRLF)."""
     events = []
-    for block in text.split("\n\n"):
+    for block in text.replace("\r\n", "\n").replace("\r", "\n").split("\n\n"):
         event_id, data = None, []
         for line in block.splitlines():
             if line.startswith("id:"):

@@ -3,14 +3,17 @@
 Against a real server, two SDK clients: the fixture tool ``test_log_lines`` logs warnings naming a file by
 its absolute path (one from a worker thread) and an error; its caller gets them as ``notifications/message``
 with the path relative to the root, the other session gets none. ``logging/setLevel`` is per session, and a
-call sends a bounded number of lines.
+call sends a bounded number of lines. A call that fails after logging gets its lines and its tool error, in
+both eras, whether its answer was to stream or not (a quick tool's answer is one JSON body: protocol/wholebody.py).
 """
 
 from __future__ import annotations
 
+import asyncio
 import warnings
 from typing import Any
 
+import pytest
 from mcp_types import LoggingMessageNotificationParams
 
 from .conftest import call_tool, within
@@ -52,3 +55,33 @@ async def test_a_session_gets_its_own_calls_log_lines(mcp_client: Any, jp_root_d
         theirs.clear()
         await call_tool(other, "test_log_lines", path="c.txt", count=50)
         assert len(theirs) == 21 and "left out" in str(theirs[-1].data)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_failing_call_gets_its_log_lines_and_its_error(
+    mode: str, mcp_client: Any, extension: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its lines, then its answer: once, a quick call's first line was taken for its whole answer, and a
+    handshake-era client waited for the answer forever."""
+    mine, on_mine = collector()
+    async with mcp_client(mode=mode, logging_callback=on_mine, log_level="warning") as client:
+        result = await within(client.call_tool("test_log_lines", {"path": "x.txt", "fail": True}))
+        assert result.is_error and "fixture failure, as asked" in result.content[0].text, result
+        assert [(line.level, line.data) for line in mine] == [
+            ("warning", "fixture warning 0 about x.txt"),
+            ("error", "fixture error in <path>"),
+        ]
+
+        async def cancelled_inside() -> Any:  # a quick tool failing inside: the error boundary logs it
+            future = asyncio.get_running_loop().create_future()
+            future.cancel()
+            return await future
+
+        mine.clear()
+        assert "list_kernels" in extension._endpoint.runner.manager.quick_tools
+        monkeypatch.setattr(extension.kernels, "running", cancelled_inside)
+        result = await within(client.call_tool("list_kernels", {}))
+        assert result.is_error and "internal error in list_kernels" in result.content[0].text, result
+        assert [line.level for line in mine] == ["error"] and "list_kernels failed" in str(mine[0].data)
+        monkeypatch.undo()
+        assert (await call_tool(client, "list_kernels"))["kernels"] == []  # the session goes on

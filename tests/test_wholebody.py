@@ -6,6 +6,7 @@ wire, with a real server: the content type of each answer, and that the answer i
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -35,7 +36,8 @@ def post(http: httpx2.AsyncClient, mcp_url: str, auth: dict[str, str]) -> Any:
         if kind == "application/json":
             return kind, response.json()
         assert response.status_code == 200, response.text
-        return kind, next(m for _, m in sse_messages(response.text) if m and m.get("id") == 7)
+        send.seen = [m for _, m in sse_messages(response.text) if m]  # type: ignore[attr-defined]
+        return kind, next(m for m in send.seen if m.get("id") == 7)  # type: ignore[attr-defined]
 
     return send
 
@@ -87,6 +89,30 @@ async def test_a_json_only_client_can_read(post: Any, make_notebook: Any) -> Non
         "application/json",
     )
     assert "error" in message and "text/event-stream" in message["error"]["message"]
+
+
+async def test_a_quick_call_that_logs_before_its_answer_streams_both(
+    post: Any, extension: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whole or not is known when the first message comes: a failing quick call sends its log line first
+    (protocol/session_log.py), so its answer is the SSE stream, the line then the result. A client reading
+    JSON only gets the result alone (the line has no wire there); the next quick call is one JSON body again."""
+
+    async def cancelled_inside() -> Any:
+        future = asyncio.get_running_loop().create_future()
+        future.cancel()
+        return await future
+
+    monkeypatch.setattr(extension.kernels, "running", cancelled_inside)
+    kind, message = await post("tools/call", {"name": "list_kernels", "arguments": {}})
+    assert kind == "text/event-stream" and message["result"]["isError"], message
+    assert message["result"]["content"][0]["text"].count("internal error in list_kernels") == 1
+    assert post.seen[0]["method"] == "notifications/message" and "list_kernels failed" in post.seen[0]["params"]["data"]
+    kind, message = await post("tools/call", {"name": "list_kernels", "arguments": {}}, "application/json")
+    assert kind == "application/json" and message["result"]["isError"], message
+    monkeypatch.undo()
+    kind, message = await post("tools/call", {"name": "list_kernels", "arguments": {}})
+    assert kind == "application/json" and not message["result"].get("isError"), message
 
 
 def test_which_requests_are_whole() -> None:

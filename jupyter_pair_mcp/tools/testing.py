@@ -78,15 +78,18 @@ def conformance_tools(b: Backends) -> list[ToolSpec]:
         ctx: Context,
         path: Annotated[str, Field(description="Named in the lines, as the server's absolute path.")],
         count: Annotated[int, Field(description="Warnings to log (1-100).", ge=1, le=100)] = 1,
+        fail: Annotated[bool, Field(description="Answer with a tool error after logging.")] = False,
     ) -> FixtureResult:
         """Log ``count`` warnings naming ``path`` by its absolute path (one from a worker thread) and an error:
-        the call's own log lines, for the logging capability."""
+        the call's own log lines, for the logging capability; with ``fail``, the call then fails as a tool."""
         absolute = b.contents.manager.root_dir.rstrip("/") + "/" + path
         await asyncio.to_thread(log.warning, "fixture warning 0 about %s", absolute)
         for i in range(1, count):
             log.warning("fixture warning %d about %s", i, absolute)
         log.debug("fixture debug line")
         log.error("fixture error in /etc/elsewhere")
+        if fail:
+            raise InvalidArgument("fixture failure, as asked")
         return FixtureResult(message="logged")
 
     return [
