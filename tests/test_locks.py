@@ -199,3 +199,42 @@ async def test_a_locked_notebook_refuses_every_agent_edit_and_run_but_a_person_m
         )
         assert response.status_code == 200, response.text
         await human.wait_until(lambda: human.sources()[2] == "c = 30")
+
+
+async def test_a_check_reads_the_cells_a_call_touches_never_every_cell(
+    mcp_client: Any, make_notebook: Any, collaborator: Any, jp_serverapp: Any, whole_reads: Any
+) -> None:
+    """A lock is found by reading the touched cell's metadata (through the room's cell index), or the notebook's
+    metadata once: no call converts every cell to learn where the locks are."""
+    cells = [{"cell_type": "code", "source": f"x = {i}", "id": f"k{i}"} for i in range(2000)]
+    path = make_notebook("big.ipynb", cells)
+    async with collaborator(path) as human, mcp_client() as client:
+        await call_tool(client, "get_notebook_info", path=path)  # the room's index is built once
+        lock_cell(human, 1500)
+        await received(jp_serverapp, human)
+        before = whole_reads.n
+        await call_tool(
+            client, "batch_update_notebook_cells", path=path, exec=False, updates=[{"cell_id": "k10", "content": "y"}]
+        )
+        refused(
+            await tool_error(
+                client,
+                "batch_update_notebook_cells",
+                path=path,
+                exec=False,
+                updates=[{"cell_id": "k1500", "content": "y"}],
+            ),
+            "k1500",
+            1500,
+        )
+        refused(
+            await tool_error(client, "batch_delete_notebook_cells", path=path, cell_ids=["k1499", "k1500"]),
+            "k1500",
+            1500,
+        )
+        refused(await tool_error(client, "move_notebook_cell", path=path, cell_id="k1500", to_index=0), "k1500", 1500)
+        await call_tool(
+            client, "batch_update_notebook_cells", path=path, exec=False, updates=[{"cell_id": "k1499", "content": "z"}]
+        )
+        await call_tool(client, "undo_agent_edits", path=path, count=2)
+        assert whole_reads.n == before, "a lock check read every cell"
