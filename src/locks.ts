@@ -25,6 +25,8 @@ export const NOTEBOOK_LOCK_COMMAND = 'jupyter-pair-mcp:toggle-notebook-lock';
 export const LOCKED_CELL = 'jp-mcp-locked-cell';
 export const LOCKED_NOTEBOOK = 'jp-mcp-locked-notebook';
 const LOCK_MARK = 'jp-mcp-lock-mark';
+/** The class of a lock button whose cell (or notebook) is locked. */
+export const LOCK_ON = 'jp-mcp-lock-on';
 
 /** A cell widget of a notebook. */
 type Cell = Notebook['widgets'][number];
@@ -133,8 +135,10 @@ export function activateLocks(
           );
     },
     icon: lockIcon,
+    // The state is in the accessible name (the caption) and a class: JupyterLab's toggled toolbar buttons put
+    // aria-pressed on a custom element without a role, which assistive technology may not be given.
+    className: () => (lockOf(activeCell()?.model) ? LOCK_ON : ''),
     isEnabled: () => activeCell() !== null,
-    isToggled: () => lockOf(activeCell()?.model) !== null,
     describedBy: { args: { type: 'object', properties: {} } },
     execute: () => {
       const cell = activeCell();
@@ -162,8 +166,8 @@ export function activateLocks(
           );
     },
     icon: lockIcon,
+    className: () => (lockOf(notebookModel()) ? LOCK_ON : ''),
     isEnabled: () => notebookModel() !== null,
-    isToggled: () => lockOf(notebookModel()) !== null,
     describedBy: { args: { type: 'object', properties: {} } },
     execute: () => {
       const model = notebookModel();

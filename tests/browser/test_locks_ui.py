@@ -37,9 +37,10 @@ async def test_a_cell_locked_from_its_toolbar_refuses_an_agent_and_shows_the_loc
     await source_lines(page, 1).first.click()  # the active cell shows its toolbar
     button = cell.locator(CELL_BUTTON)
     await expect(button).to_be_visible(timeout=SEEN)
-    await expect(button).to_have_attribute("aria-pressed", "false")
+    await expect(button).to_have_attribute("aria-label", re.compile("^Lock this cell"))
     await button.click()
-    await expect(button).to_have_attribute("aria-pressed", "true", timeout=SEEN)
+    await expect(button).to_have_attribute("aria-label", re.compile("^Locked against AI agents by"), timeout=SEEN)
+    await expect(button).to_have_class(re.compile(r"\bjp-mcp-lock-on\b"))
     mark = cell.locator(".jp-mcp-lock-mark")
     await expect(mark).to_be_visible(timeout=SEEN)
     await expect(cell).to_have_class(re.compile(r"\bjp-mcp-locked-cell\b"))
@@ -62,7 +63,7 @@ async def test_a_cell_locked_from_its_toolbar_refuses_an_agent_and_shows_the_loc
 
         # unlocked with the same button: the mark goes, and the agent's edit lands
         await button.click()
-        await expect(button).to_have_attribute("aria-pressed", "false", timeout=SEEN)
+        await expect(button).to_have_attribute("aria-label", re.compile("^Lock this cell"), timeout=SEEN)
         await expect(mark).to_have_count(0, timeout=SEEN)
         await until(lambda: unlocked(read, 1), what="the server seeing the unlock")
         await call_tool(agent, "batch_update_notebook_cells", path=path, **update("cell-1", "y = 2"))
@@ -71,7 +72,9 @@ async def test_a_cell_locked_from_its_toolbar_refuses_an_agent_and_shows_the_loc
         # the notebook's lock button locks every cell of it
         whole = page.locator(NOTEBOOK_BUTTON).first
         await whole.click()
-        await expect(whole).to_have_attribute("aria-pressed", "true", timeout=SEEN)
+        await expect(whole).to_have_attribute(
+            "aria-label", re.compile("^Notebook locked against AI agents by"), timeout=SEEN
+        )
         await expect(page.locator(".jp-mcp-locked-notebook")).to_have_count(1)
         await until(lambda: notebook_locked(read), what="the server seeing the notebook's lock")
         message = await tool_error(agent, "batch_update_notebook_cells", path=path, **update("cell-2", "z"))
