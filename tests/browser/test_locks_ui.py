@@ -91,3 +91,24 @@ async def unlocked(read: Callable[[], Any], index: int) -> bool:
 
 async def notebook_locked(read: Callable[[], Any]) -> bool:
     return bool((await read())["metadata"].get("locked"))
+
+
+async def test_notebook_7_has_the_same_lock_button_and_mark(
+    notebook7_page: OpenPage, mcp_client: Callable[..., Any], make_notebook: Callable[..., str]
+) -> None:
+    from playwright.async_api import expect
+
+    path = make_notebook("locks7.ipynb", count=2)
+    page = await notebook7_page(path)
+    await source_lines(page, 0).first.click()
+    button = cells(page).nth(0).locator(CELL_BUTTON)
+    await button.click()
+    await expect(cells(page).nth(0).locator(".jp-mcp-lock-mark")).to_be_visible(timeout=SEEN)
+    async with mcp_client(client_info=AGENT) as agent:
+
+        async def locked() -> bool:
+            return bool((await call_tool(agent, "get_notebook", path=path))["cells"][0].get("locked"))
+
+        await until(locked, what="the server seeing the person's lock")
+        message = await tool_error(agent, "execute_notebook_cell", path=path, cell_id="cell-0")
+        assert "cell 'cell-0' (index 0) is locked by" in message and "may not run it" in message, message
