@@ -78,6 +78,8 @@ async def test_every_agent_write_to_a_locked_cell_is_refused_and_a_batch_changes
         # agents see the lock when they read; inserting next to the cell and editing others is fine
         read = await call_tool(client, "get_notebook", path=path)
         assert [c.get("locked") for c in read["cells"]] == [None, "Ada Lovelace", None]
+        outline = await call_tool(client, "get_notebook_outline", path=path)
+        assert [c.get("lk") for c in outline["cells"]] == [None, "Ada Lovelace", None]
         await call_tool(
             client,
             "batch_update_notebook_cells",

@@ -108,7 +108,7 @@ class NotebookOutline(BaseModel):
     cell_count: int
     cells: list[dict[str, Any]] = Field(
         description="Per cell: i index, id, t type (code, md, raw), l first line (cut), h heading level, "
-        "n execution count, o outputs by output_type, b output bytes, err errored; absent: none."
+        "n execution count, o outputs by output_type, b output bytes, err errored, lk locked by; absent: none."
     )
     next_index: int | None = Field(description="Where to continue (start_index) when cells were left out; else null.")
 
