@@ -13,7 +13,8 @@ Hierarchy::
     │   └── InvalidPath         a path that can never be valid (absolute, '..', hidden, outside root)
     ├── NotFound                the file, directory or cell does not exist
     ├── PermissionDenied        the Jupyter authorizer refused the action
-    │   └── AgentStopped        a person stopped this agent in the document (until they allow it again)
+    │   ├── AgentStopped        a person stopped this agent in the document (until they allow it again)
+    │   └── Locked              a person locked the cell (or the whole notebook) against agents
     ├── Conflict                the document changed since the agent read it
     └── Unavailable             a backend the tool needs is not running (collaboration, kernels)
         └── KernelGatewayError      the kernel gateway the server uses (--gateway-url) failed or is down
@@ -59,6 +60,13 @@ class AgentStopped(PermissionDenied):
 
     kind = "agent_stopped"
     note = ""  # a stopped run's: what its cell says of the stop, for people (services/execution.py)
+
+
+class Locked(PermissionDenied):
+    """A person marked the cell (or the whole notebook) off-limits to agents in JupyterLab; the message names the
+    cell and the person, who alone can lift the lock."""
+
+    kind = "locked"
 
 
 class Conflict(PairMCPError):

@@ -22,6 +22,7 @@ import { ActivityPanel } from './activity';
 import { DocumentPresence } from './document';
 import { GrantsView } from './grants';
 import { setTranslator, trans } from './i18n';
+import { activateLocks } from './locks';
 import { DocumentReview } from './review';
 import { followReviewSetting, PLUGIN_ID } from './settings';
 
@@ -70,6 +71,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
     setTranslator(translator);
     if (settings) {
       void followReviewSetting(settings);
+    }
+    if (notebooks) {
+      activateLocks(app, notebooks); // cells and notebooks a person locks against agents (src/locks.ts)
     }
     const presences = new WeakMap<object, DocumentPresence>();
     const open = new Set<DocumentPresence>();

@@ -1,2 +1,3 @@
 import './base.css';
 import './review.css';
+import './locks.css';

@@ -73,6 +73,9 @@ class Cell(BaseModel):
     revision: str = Field(description="Revision of this read of the source: pass it as base_revision when updating.")
     execution_count: int | None = None
     outputs: list[RenderedOutput] = Field(default_factory=list)
+    locked: str | None = Field(
+        default=None, description="Who locked the cell against agents (edits, runs, suggestions refused); else absent."
+    )
 
 
 class User(BaseModel):
@@ -89,7 +92,9 @@ class NotebookContent(BaseModel):
     path: str
     cell_count: int
     cells: list[Cell]
-    metadata: dict[str, Any] = Field(description="kernelspec, language_info and the nbformat version.")
+    metadata: dict[str, Any] = Field(
+        description="kernelspec, language_info and the nbformat version; locked: who locked the whole notebook."
+    )
     collaboration: Collaboration | None = None
     truncated: bool = Field(description="True when anything was left out or cut (cells, a source, an output).")
     next_index: int | None = Field(description="Where to continue (start_index) when cells were left out; else null.")
@@ -103,7 +108,7 @@ class NotebookOutline(BaseModel):
     cell_count: int
     cells: list[dict[str, Any]] = Field(
         description="Per cell: i index, id, t type (code, md, raw), l first line (cut), h heading level, "
-        "n execution count, o outputs by output_type, b output bytes, err errored; absent: none."
+        "n execution count, o outputs by output_type, b output bytes, err errored, lk locked by; absent: none."
     )
     next_index: int | None = Field(description="Where to continue (start_index) when cells were left out; else null.")
 

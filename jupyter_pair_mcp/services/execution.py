@@ -242,7 +242,7 @@ class ExecutionService:
         view = await self.rooms.notebook(path)
         codes = []
         for cell_id in cell_ids:
-            cell_type, source = type_and_source(view.ycell(cell_id))  # not its outputs: they may be huge
+            cell_type, source = type_and_source(view.writable(cell_id, "run"))  # not its outputs: they may be huge
             if cell_type != "code":
                 raise InvalidArgument(f"cell {cell_id!r} is a {cell_type} cell: only code cells run")
             codes.append((cell_id, source))

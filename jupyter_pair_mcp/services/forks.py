@@ -132,12 +132,18 @@ class ForkService:
 
     async def merge(self, fork_id: str, path: str, actor: Any, *, discard: bool) -> tuple[Fork, list[str]]:
         fork = self.get(fork_id, path, actor)
-        live, _ = await self.rooms._document(path, fork.kind)
+        if fork.kind == "notebook":  # refused when a person locked the notebook, or a cell the fork changed, since
+            view = await self.rooms.notebook(path, actor)
+            view.check_cells(fork.document.touched, "merge a fork's changes into")
+            live: Any = view._nb
+        else:
+            live, _ = await self.rooms._document(path, fork.kind)
         summaries = list(fork.document.summaries)
         label = f"merged fork {fork.title!r}" if fork.title else f"merged fork {fork_id[:8]}"
         detail = "; ".join(summaries[-5:]) if summaries else "no edits"
         fork.document.merge_into(live, self.rooms.journal, actor, f"{label}: {detail}"[:500], catch_up=not discard)
         fork.document.summaries.clear()
+        fork.document.touched.clear()
         if discard:
             await self.discard(fork_id, path, actor)
         return fork, summaries

@@ -128,7 +128,8 @@ class HistoryService:
         if kind == "notebook":
             view = await self.rooms.notebook(path, actor)
             # cell ids from the room's cell index (kept current by the undo's own events), not read from cells
-            return self.undo.undo(view.ydoc, actor, count, path=path, kind=kind, ids=lambda: view.ids)
+            check = (lambda cells: view.check_cells(cells, "undo an edit of")) if view.guarded else None
+            return self.undo.undo(view.ydoc, actor, count, path=path, kind=kind, ids=lambda: view.ids, check=check)
         ydoc = (await self.rooms.text(path, actor)).ydoc
         return self.undo.undo(ydoc, actor, count, path=path, kind=kind)
 

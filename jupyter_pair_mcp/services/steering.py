@@ -15,7 +15,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from jupyter_pair_mcp.adapters.rooms import awareness as aw
 from jupyter_pair_mcp.errors import InvalidArgument, NotFound, PermissionDenied, Unavailable
@@ -41,6 +41,7 @@ class Person:
 
     username: str  # Jupyter's key for them (a random id for a token login): never shown
     name: str  # how they are shown: services.actors.name_person
+    is_person: ClassVar[bool] = True  # a person's write: cells people locked against agents are theirs to change
 
     @property
     def key(self) -> str:
@@ -58,6 +59,7 @@ class _Undoer:
     key: str
     name: str
     origin: str
+    is_person: ClassVar[bool] = True  # a person undoing an agent's edit: the agent's lock checks do not apply
 
 
 def _iso(timestamp: float) -> str:

@@ -13,6 +13,7 @@ from pydantic import Field
 from jupyter_pair_mcp.adapters.contents.adapter import Entry, matcher
 from jupyter_pair_mcp.adapters.rooms import CellData
 from jupyter_pair_mcp.adapters.rooms.cells import search_snapshot
+from jupyter_pair_mcp.adapters.rooms.locks import lock_of
 from jupyter_pair_mcp.errors import InvalidArgument, NotFound
 from jupyter_pair_mcp.models.results import (
     Cell,
@@ -312,5 +313,6 @@ def _cell(data: CellData, include_outputs: bool, max_output_length: int, spend: 
         revision="",
         execution_count=data.execution_count,
         outputs=[RenderedOutput(**o) for o in outputs],
+        locked=(lock_of(data.metadata) or {}).get("by"),
     )
     return cell, any(CUT_MARKER.search(o["text"][-64:]) for o in outputs)  # cut() puts its marker last

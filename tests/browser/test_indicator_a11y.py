@@ -13,14 +13,17 @@ import pytest
 from mcp.types import Implementation
 
 from ..conftest import call_tool
-from .conftest import SEEN, OpenPage
+from .conftest import SEEN, OpenPage, source_lines
 
 pytestmark = pytest.mark.usefixtures("extension_built")
 
 AXE = Path(__file__).parents[2] / "node_modules" / "axe-core" / "axe.min.js"
 LONG = "L" + "ong agent name " * 20  # 301 characters
-# The extension's DOM: the toolbar indicator, the activity panel, cell marks and point labels.
-OURS = ".jp-mcp-indicator, #jp-mcp-activity, .jp-mcp-gutter, .jp-mcp-point-label"
+# The extension's DOM: the toolbar indicator, the activity panel, cell marks, point labels, lock marks and buttons.
+OURS = (
+    ".jp-mcp-indicator, #jp-mcp-activity, .jp-mcp-gutter, .jp-mcp-point-label, .jp-mcp-lock-mark, "
+    "[data-command^='jupyter-pair-mcp:toggle-']"
+)
 RTL = "\u202eevil \u0648\u0643\u064a\u0644"  # a right-to-left override, then Arabic ("agent")
 
 
@@ -127,6 +130,9 @@ async def test_axe_finds_no_violation_in_the_extensions_dom(
     async with mcp_client(client_info=Implementation(name="AxeAgent", version="1")) as agent:
         await edit(agent, path, "cell-0", "x = 'axe'")
         await call_tool(agent, "point_at", path=path, cell_id="cell-2", message="Look here")
+        await source_lines(page, 1).first.click()  # a cell locked from its toolbar shows its lock mark
+        await page.locator(".jp-cell-toolbar [data-command='jupyter-pair-mcp:toggle-cell-lock']").first.click()
+        await expect(page.locator(".jp-mcp-lock-mark")).to_have_count(1, timeout=SEEN)
         key = await agent_key(agent)
         await expect(page.locator(f".jp-mcp-stop[data-mcp-agent-key='{key}']").first).to_be_visible(timeout=SEEN)
         await page.locator(".jp-mcp-activity-open").first.click()

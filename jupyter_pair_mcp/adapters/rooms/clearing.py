@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from jupyter_pair_mcp.adapters.rooms.cells import cells_text
+from jupyter_pair_mcp.adapters.rooms.locks import cell_lock, cell_refusal
 from jupyter_pair_mcp.adapters.rooms.notebook import NotebookView
 from jupyter_pair_mcp.adapters.rooms.scanning import Scanner
 from jupyter_pair_mcp.errors import NotFound
@@ -30,10 +31,14 @@ CLEAR_BATCH = 100
 POSITIONS_PER_EDIT = 60_000
 
 
-def to_clear(snapshot: str, cell_ids: set[str] | None) -> tuple[list[tuple[int, str]], list[str]]:
+def to_clear(
+    snapshot: str, cell_ids: set[str] | None
+) -> tuple[list[tuple[int, str]], list[str], tuple[int, str, dict[str, str]] | None]:
     """(index, id) of the code cells (only ``cell_ids`` when given) that have outputs or an execution count: what
-    a clear changes (the others are never fetched from the live array); and the ``cell_ids`` no cell has."""
+    a clear changes (the others are never fetched from the live array); the ``cell_ids`` no cell has; and the
+    first of those cells a person locked (index, id, lock), if any: an agent's clear is refused before it starts."""
     found = []
+    locked = None
     seen: set[str] = set()
     for index, cell in enumerate(json.loads(snapshot)):
         if not isinstance(cell, dict):
@@ -45,7 +50,10 @@ def to_clear(snapshot: str, cell_ids: set[str] | None) -> tuple[list[tuple[int, 
             seen.add(cell_id)
         if cell.get("cell_type") == "code" and (cell.get("outputs") or cell.get("execution_count") is not None):
             found.append((index, cell_id))
-    return found, sorted((cell_ids or set()) - seen)
+            lock = cell_lock(cell) if locked is None else None
+            if lock is not None:
+                locked = (index, cell_id, lock)
+    return found, sorted((cell_ids or set()) - seen), locked
 
 
 def batches(targets: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
@@ -77,6 +85,8 @@ def clear(view: NotebookView, targets: list[tuple[int, str]], cells: list[Any], 
                     ycell = view.ycell(cell_id)
                 except NotFound:
                     continue
+            if source != "run" and cell_lock(ycell) is not None:  # locked since the scan
+                view.check_cell(view.resolve(cell_id=cell_id), "clear the outputs of", ycell)
             live.append((cell_id, ycell))
     ids = [cell_id for cell_id, _ in live]
     if not ids:
@@ -97,13 +107,19 @@ async def clear_in_edits(
     """Clear the code cells (``cell_ids`` only, when given) in bounded edits: (the ids cleared, the edits made).
 
     ``fresh`` gives the live notebook again for each edit (the room is re-acquired, as on every call); a
-    ``cell_ids`` entry no cell has raises :class:`NotFound` before anything is cleared.
+    ``cell_ids`` entry no cell has raises :class:`NotFound` before anything is cleared, and so does an agent's
+    clear of a cell (or notebook) a person locked, with :class:`Locked` (a restart's clear, ``source="run"``, is not
+    the agent's edit: it clears every cell).
     """
     first = await fresh()
-    targets, missing = await scanner.scan(first.ydoc, to_clear, cell_ids)
+    if source != "run":
+        first.check_document("clear the outputs of")
+    targets, missing, locked = await scanner.scan(first.ydoc, to_clear, cell_ids)
     if missing:
         shown = ", ".join(repr(cid[:40]) for cid in missing[:5]) + (", ..." if len(missing) > 5 else "")
         raise NotFound(f"no cell with id {shown} in {first.path}: read the notebook for current cell ids")
+    if locked is not None and source != "run":
+        raise cell_refusal(locked[1], locked[0], locked[2], "clear the outputs of")
     cleared: list[str] = []
     edits = 0
     for batch in batches(targets):

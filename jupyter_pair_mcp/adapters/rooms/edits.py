@@ -36,6 +36,7 @@ class Edit:
     offset: int | None = None  # character offset in that cell's source, or in the text file
     text: Any = None  # the live Y text the edit ended in: the agent's cursor goes there without a cell lookup
     details: dict[str, Any] = field(default_factory=dict)
+    touched: list[str] = field(default_factory=list)  # notebooks: every cell it changed (an undo checks their locks)
     serial: str = ""  # named by the journal when recorded (unique across restarts); history stores it too
     changed: bool = False  # its transaction changed the document (set by the undo tracker's observer)
 

@@ -57,7 +57,8 @@ class ForkDocument:
         self.document: Any = _wrap(doc, kind)
         self.journal = EditJournal()  # fork edits feed no history, undo or presence of the live room
         self.summaries: list[str] = []
-        self.journal.on_edit(lambda edit: self.summaries.append(edit.summary))
+        self.touched: dict[str, None] = {}  # the cells its edits changed since its last merge (their locks are checked)
+        self.journal.on_edit(self._recorded)
         self._index: CellIndex | None = None
         if kind == "notebook":
             ycells = self.document.ycells
@@ -69,6 +70,10 @@ class ForkDocument:
             self.follow(live_document.ydoc)
         self.room: Any = None
         self._listed: str | None = None  # its room id in jupyter-collaboration's fork registry
+
+    def _recorded(self, edit: Edit) -> None:
+        self.summaries.append(edit.summary)
+        self.touched.update(dict.fromkeys(edit.touched))
 
     @property
     def ydoc(self) -> Doc[Any]:
@@ -118,7 +123,7 @@ class ForkDocument:
         update = self.ydoc.get_update(live.get_state())
         origin = actor.origin if actor is not None else "jupyter-pair-mcp"
         with (
-            journal.recording(live, Edit(self.path, self.kind, actor, summary, "agent")),
+            journal.recording(live, Edit(self.path, self.kind, actor, summary, "agent", touched=list(self.touched))),
             live.transaction(origin=origin),
         ):
             live.apply_update(update)

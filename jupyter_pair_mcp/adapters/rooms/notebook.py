@@ -34,6 +34,14 @@ from jupyter_pair_mcp.adapters.rooms.cells import (
 )
 from jupyter_pair_mcp.adapters.rooms.edits import UNDOABLE, EditJournal
 from jupyter_pair_mcp.adapters.rooms.edits import Edit as JournalEdit
+from jupyter_pair_mcp.adapters.rooms.locks import (
+    cell_lock,
+    cell_refusal,
+    check_new_metadata,
+    document_lock,
+    document_refusal,
+    lock_of,
+)
 from jupyter_pair_mcp.adapters.rooms.merge import Hunk, apply, apply_hunks, rebase, shared_budgets
 from jupyter_pair_mcp.adapters.rooms.replace import Replacement
 from jupyter_pair_mcp.errors import Conflict, InvalidArgument, NotFound
@@ -61,6 +69,7 @@ def insert_positions(count: int, cells: list[NewCell], at: int | list[int]) -> l
             )
     for cell in cells:
         check_type(cell.cell_type)
+        check_new_metadata(cell.metadata or {})
     return positions
 
 
@@ -76,6 +85,8 @@ class NotebookView:
         self.path = path
         self.journal = journal or EditJournal()
         self.actor = actor
+        #: Whether people's locks apply: an agent's call (a person's restore or undo from the panel is not refused).
+        self.guarded = not getattr(actor, "is_person", False)
 
     @property
     def ydoc(self) -> Any:
@@ -95,22 +106,66 @@ class NotebookView:
         cell_id: str | None = None,
         offset: int | None = None,
         cells: list[str] | None = None,
+        person: bool = False,
     ) -> Iterator[JournalEdit]:
         """One agent transaction, announced to the journal (history, undo, presence) around its commit.
+
+        Refused (:class:`Locked`) when a person locked the whole notebook, unless it writes a run's outputs (the
+        run itself was checked when it started) or carries out a ``person``'s decision (accepting a suggestion).
 
         The actor's own origin marks its edits and restores so that its undo finds exactly those;
         execution output writes (``source="run"``) use the shared origin, so undo never takes them back.
         """
+        if source != "run" and not person:
+            self.check_document("edit")
         origin = self.actor.origin if self.actor is not None and source in UNDOABLE else AGENT_ORIGIN
         record = JournalEdit(self.path, "notebook", self.actor, summary, source, cell_id, offset)
         if cells:
             record.details["cells"] = cells[:MAX_EDIT_CELLS]  # the cells it touched, for the activity log
+        record.touched = list(cells) if cells else [cell_id] if cell_id else []
         self._index.editing(True)  # positions move inside the transaction, before any event says so
         try:
             with self.journal.recording(self._nb.ydoc, record), self._nb.ydoc.transaction(origin=origin):
                 yield record
         finally:
             self._index.editing(False)
+
+    # -- locks ------------------------------------------------------------------------------------
+    def check_document(self, doing: str) -> None:
+        """Refuse an agent's ``doing`` anywhere in a notebook a person locked whole (one metadata read)."""
+        lock = document_lock(self.ydoc) if self.guarded else None
+        if lock is not None:
+            raise document_refusal(self.path, lock, doing)
+
+    def check_cell(self, index: int, doing: str, ycell: Any = None) -> None:
+        """Refuse an agent's ``doing`` to the cell at ``index`` when a person locked it: one read of that cell's
+        metadata (``ycell``: the live cell, when the caller has it)."""
+        if not self.guarded:
+            return
+        lock = cell_lock(self._live(index) if ycell is None else ycell)
+        if lock is not None:
+            raise cell_refusal(self._index.ids[index], index, lock, doing)
+
+    def check_cells(self, cell_ids: Iterable[str], doing: str) -> None:
+        """Refuse an agent's ``doing`` when the notebook or any of ``cell_ids`` still in it is locked (a write
+        whose cells are known by id only: an undo, a fork's merge). One lookup per cell."""
+        self.check_document(doing)
+        for cell_id in dict.fromkeys(cell_ids):
+            index = self.find(cell_id) if self.guarded else None
+            if index is not None:
+                self.check_cell(index, doing)
+
+    def lock_of(self, index: int) -> dict[str, str] | None:
+        """The lock on the cell at ``index`` (None: unlocked), for reads that show agents where they may not write."""
+        return cell_lock(self._live(index))
+
+    def writable(self, cell_id: str, doing: str) -> Any:
+        """The live cell ``cell_id``, refused when a person locked it or the notebook (a run checks this first)."""
+        self.check_document(doing)
+        index = self.resolve(cell_id=cell_id)
+        ycell = self._live(index)
+        self.check_cell(index, doing, ycell)
+        return ycell
 
     # -- addressing -------------------------------------------------------------------------------
     @property
@@ -219,6 +274,9 @@ class NotebookView:
                 value = metadata.get(key)
                 wanted[key] = value.to_py() if hasattr(value, "to_py") else value
         major, minor = meta.get("nbformat", 4), meta.get("nbformat_minor", 5)
+        lock = lock_of(metadata)
+        if lock is not None:  # agents learn before they try: every edit here is refused
+            wanted["locked"] = lock["by"]
         return {**wanted, "nbformat": f"{int(major)}.{int(minor)}"}
 
     def set_metadata(
@@ -321,6 +379,7 @@ class NotebookView:
         if change.source is None and change.operations is None and change.cell_type is None:
             raise InvalidArgument(f"update of cell {index} changes nothing: give content, operations or cell_type")
         ycell = self._live(index)
+        self.check_cell(index, "edit", ycell)
         cell_id = self._index.ids[index]
         live = str(ycell["source"])
         if change.expected_source is not None and live != change.expected_source:
@@ -338,6 +397,15 @@ class NotebookView:
     def sources_at(self, indexes: list[int]) -> list[str]:
         """The sources of the cells at ``indexes`` (ascending), read key by key: a cell's outputs (megabytes of
         images) are never converted. Past the walks one linear snapshot costs, the rest come from it (O(N))."""
+        return self._sources_at(indexes, None)
+
+    def deletable(self, indexes: list[int]) -> list[str]:
+        """The sources of the cells at ``indexes`` (ascending) as :meth:`sources_at`, refused (:class:`Locked`)
+        when a person locked the notebook or any of them: the same reads find the locks."""
+        self.check_document("delete")
+        return self._sources_at(indexes, "delete")
+
+    def _sources_at(self, indexes: list[int], doing: str | None) -> list[str]:
         budget = 2 * self.cell_count + 64
         weighed = False
         snapshot: list[dict[str, Any]] | None = None
@@ -350,10 +418,10 @@ class NotebookView:
                         weighed, budget = True, budget + self._snapshot_steps()
                     if budget < 0:
                         snapshot = cells_json(self._cells)
-                if snapshot is None:
-                    texts.append(type_and_source(self._live(i))[1])
-                else:
-                    texts.append(source_text(snapshot[i].get("source", "")))
+                cell = self._live(i) if snapshot is None else snapshot[i]
+                if doing is not None:
+                    self.check_cell(i, doing, cell)
+                texts.append(type_and_source(cell)[1] if snapshot is None else source_text(cell.get("source", "")))
         return texts
 
     def delete(self, indexes: list[int]) -> list[tuple[int, str, str]]:
@@ -361,7 +429,7 @@ class NotebookView:
         sources are read, and each run of adjacent cells is removed in one step, from the last run back."""
         unique = sorted(set(indexes))
         gone = [self._index.ids[i] for i in unique]
-        removed = list(zip(unique, gone, self.sources_at(unique), strict=True))
+        removed = list(zip(unique, gone, self.deletable(unique), strict=True))
         runs: list[list[int]] = []
         for i in unique:
             if runs and runs[-1][1] == i:
@@ -375,6 +443,7 @@ class NotebookView:
 
     def move(self, index: int, to_index: int) -> str:
         to_index = self.check_index(to_index)
+        self.check_cell(index, "move", self._live(index))
         cell = self._live(index).to_py() or {}
         cell.pop("execution_state", None)
         if index == to_index:
@@ -417,6 +486,7 @@ class NotebookView:
                 if ycell is None or ycell.get("id") != planned.cell_id:  # moved or deleted meanwhile: look it up
                     index = self.resolve(cell_id=planned.cell_id)
                     ycell = self._live(index)
+                self.check_cell(index, "replace text in", ycell)
                 live = str(ycell["source"])
                 hunks = planned.hunks if live == planned.source else rebase(planned.source, planned.hunks, live)
                 targets.append((index, ycell, live, hunks, planned))

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jupyter_pair_mcp.adapters.rooms.cells import source_text
+from jupyter_pair_mcp.adapters.rooms.locks import cell_lock
 
 #: Characters of a cell's first line an outline row keeps.
 LINE_CHARS = 48
@@ -62,6 +63,9 @@ def row(index: int, cell: dict[str, Any]) -> dict[str, Any]:
         found["b"] = len(json.dumps(outputs, separators=(",", ":"), ensure_ascii=False).encode())
         if "error" in found["o"]:
             found["err"] = True
+    lock = cell_lock(cell)
+    if lock is not None:  # a person locked it: agents learn where they may not write before they try
+        found["lk"] = lock["by"]
     return found
 
 

@@ -68,6 +68,7 @@ class ProposedNotebook(NotebookView):
     def _recording(self, summary: str) -> None:
         if self.summary:
             raise InvalidArgument(_ONE_EDIT)
+        self.check_document("propose changes to")
         self.summary = summary
 
     def insert(self, cells: list[NewCell], at: int | list[int]) -> list[tuple[int, str, str]]:
@@ -123,7 +124,7 @@ class ProposedNotebook(NotebookView):
         it still has that text)."""
         unique = sorted(set(indexes))
         gone = [self._index.ids[i] for i in unique]
-        sources = self.sources_at(unique)
+        sources = self.deletable(unique)
         self._recording(f"deleted {cells_text(gone)}")
         for at, cell_id, source in zip(unique, gone, sources, strict=True):
             self.changes.append(CellProposal(cell_id, "delete", source, None, self._index.kind(at), at))

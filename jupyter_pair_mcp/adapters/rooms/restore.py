@@ -20,6 +20,7 @@ from pycrdt import Array, Doc, Map, Text, UndoManager
 from jupyter_pair_mcp.adapters.rooms.cellindex import cells_json
 from jupyter_pair_mcp.adapters.rooms.cells import apply_edit, source_text
 from jupyter_pair_mcp.adapters.rooms.history import Row, replay
+from jupyter_pair_mcp.adapters.rooms.locks import LOCK_KEY, cell_lock, cell_refusal
 from jupyter_pair_mcp.adapters.rooms.notebook import NotebookView
 from jupyter_pair_mcp.adapters.rooms.text import minimal_edit
 from jupyter_pair_mcp.adapters.rooms.textdoc import TextView
@@ -137,8 +138,13 @@ def restore_notebook(view: NotebookView, old: Doc[Any], summary: str) -> list[di
     live_cells: Array[Any] = view.ydoc.get("cells", type=Array)
     changes: list[dict[str, Any]] = []
     nb = view._nb
-    with view.edit(summary, source="restore"):
-        live = [str(c.get("id", "")) for c in version_cells(view.ydoc)]
+    now = version_cells(view.ydoc)
+    metadata = version_metadata(old)
+    if view.guarded:
+        _check_locks(view, now, target)
+        metadata.pop(LOCK_KEY, None)
+    with view.edit(summary, source="restore") as record:
+        live = [str(c.get("id", "")) for c in now]
         for i in reversed(range(len(live))):
             if live[i] not in wanted:
                 changes.append({"cell_id": live[i], "change": "deleted"})
@@ -159,14 +165,36 @@ def restore_notebook(view: NotebookView, old: Doc[Any], summary: str) -> list[di
                 changes.append({"cell_id": cell_id, "change": "re-added"})
             live_cells.insert(i, nb.create_ycell(clean))
             live.insert(i, cell_id)
-        metadata = version_metadata(old)
         meta: Map[Any] = view.ydoc.get("meta", type=Map)
         current = meta.get("metadata")
         current_py = current.to_py() if isinstance(current, Map) else current
         if metadata and metadata != current_py:
             meta["metadata"] = Map(metadata)
             changes.append({"cell_id": None, "change": "notebook metadata restored"})
+        record.touched = [str(c["cell_id"]) for c in changes if c.get("cell_id")]
     return changes
+
+
+def _check_locks(view: NotebookView, now: list[dict[str, Any]], target: list[dict[str, Any]]) -> None:
+    """Refuse an agent's restore that would change a cell a person locked (or anything in a notebook locked
+    whole); and keep it from setting a lock: an old version's lock on a cell unlocked since is left out."""
+    view.check_document("restore")
+    old = {str(c.get("id", "")): c for c in target}
+    locked = set()
+    for index, cell in enumerate(now):
+        lock = cell_lock(cell)
+        if lock is None:
+            continue
+        cell_id = str(cell.get("id", ""))
+        locked.add(cell_id)
+        was = old.get(cell_id)
+        keys = ("source", "cell_type", "metadata", "outputs", "execution_count")
+        if was is None or any(_norm(cell.get(k)) != _norm(was.get(k)) for k in keys):
+            raise cell_refusal(cell_id, index, lock, "restore")
+    for cell in target:
+        metadata = cell.get("metadata")
+        if isinstance(metadata, dict) and LOCK_KEY in metadata and str(cell.get("id", "")) not in locked:
+            cell["metadata"] = {k: v for k, v in metadata.items() if k != LOCK_KEY}
 
 
 def _update_in_place(nb: Any, cells: Array[Any], index: int, cell: dict[str, Any]) -> bool:

@@ -104,7 +104,7 @@ def apply_cells(view: NotebookView, cells: list[CellProposal], summary: str) -> 
         for c, _, live in planned
     ]
     budgets = shared_budgets([live for _, _, live in planned], [len(h) for h in hunks])  # one budget for all
-    with view.edit(summary, cells=applied) as record:
+    with view.edit(summary, cells=applied, person=True) as record:  # a person's accept: never refused by a lock
         for (cell, at, live), cell_hunks, most in zip(planned, hunks, budgets, strict=True):
             if cell.change == "update":
                 ycell = fetched[at]

@@ -28,6 +28,7 @@ class _Stack:
     manager: UndoManager
     summaries: list[str] = field(default_factory=list)
     serials: list[str] = field(default_factory=list)  # the journal serials of the steps, as ``summaries``
+    touched: list[list[str]] = field(default_factory=list)  # the cells each step changed, as ``summaries``
     path: str = ""  # the document's path at the actor's last edit
 
 
@@ -89,6 +90,7 @@ class UndoTracker:
         if stack is not None and edit.changed:
             stack.summaries.append(edit.summary)
             stack.serials.append(edit.serial)
+            stack.touched.append(edit.touched)
             stack.path = edit.path
 
     def next_undo(self, path: str) -> dict[str, str]:
@@ -107,10 +109,19 @@ class UndoTracker:
         return found
 
     def undo(
-        self, ydoc: Any, actor: Any, count: int, *, path: str, kind: str, ids: Callable[[], list[str]] | None = None
+        self,
+        ydoc: Any,
+        actor: Any,
+        count: int,
+        *,
+        path: str,
+        kind: str,
+        ids: Callable[[], list[str]] | None = None,
+        check: Callable[[list[str]], None] | None = None,
     ) -> UndoResult:
         """Undo the actor's last ``count`` edits in ``ydoc`` as one recorded agent edit. ``ids``: the notebook's
-        cell ids in order, now (a cell index's; else every cell is read, O(cells) on the loop)."""
+        cell ids in order, now (a cell index's; else every cell is read, O(cells) on the loop). ``check`` is given
+        the cells those edits changed first, and may refuse (a person locked one of them since)."""
         cell_ids = ids or (lambda: _cell_ids(ydoc))
         stack = self._stacks.get(ydoc, {}).get(actor.origin)
         available = len(stack.manager.undo_stack) if stack is not None else 0
@@ -119,6 +130,8 @@ class UndoTracker:
         count = min(count, available)
         if stack is None or count == 0:
             return UndoResult([], [], available)
+        if check is not None:
+            check([cell_id for step in stack.touched[-count:] for cell_id in step])
         before = cell_ids() if kind == "notebook" else []
         undone = list(reversed(stack.summaries[-count:]))
         summary = f"undid {count} edit{'s' if count != 1 else ''}: " + "; ".join(undone)
@@ -129,6 +142,7 @@ class UndoTracker:
                 stack.manager.undo()
         del stack.summaries[len(stack.summaries) - count :]
         del stack.serials[max(0, len(stack.serials) - count) :]
+        del stack.touched[max(0, len(stack.touched) - count) :]
         after = set(cell_ids()) if kind == "notebook" else set()
         removed = [cell_id for cell_id in before if cell_id not in after]
         return UndoResult(undone, removed, len(stack.manager.undo_stack))
@@ -144,6 +158,7 @@ def _trim(stack: _Stack, available: int) -> None:
     """Keep the names of the steps the stack really holds: the newest ``available``."""
     del stack.summaries[: max(0, len(stack.summaries) - available)]
     del stack.serials[: max(0, len(stack.serials) - available)]
+    del stack.touched[: max(0, len(stack.touched) - available)]
 
 
 def _cell_ids(ydoc: Any) -> list[str]:
