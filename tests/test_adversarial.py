@@ -106,10 +106,12 @@ async def _notebook_reads(client: Any) -> None:
     await attempt(client, "save_notebook", path=NOTEBOOK, new_path="copy.ipynb")
 
 
-@case("get_notebook_outline", "clear_notebook_outputs")
+@case("get_notebook_outline", "get_notebook_problems", "clear_notebook_outputs")
 async def _outline_clear(client: Any) -> None:
     await attempt(client, "get_notebook_outline", path=NOTEBOOK, start_index=HUGE_INDEX)
     await attempt(client, "get_notebook_outline", path=NOTEBOOK)
+    await attempt(client, "get_notebook_problems", path=NOTEBOOK, start_index=HUGE_INDEX)
+    await attempt(client, "get_notebook_problems", path=NOTEBOOK)  # every cell parsed, the huge one skipped
     await attempt(client, "clear_notebook_outputs", path=NOTEBOOK, cell_ids=[f"c{i % CELLS}" for i in range(100_000)])
     await attempt(
         client, "clear_notebook_outputs", path=NOTEBOOK, cell_ids=[LONG_NAME, *(f"x{i}" for i in range(9999))]

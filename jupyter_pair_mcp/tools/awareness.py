@@ -47,7 +47,7 @@ MAX_MESSAGE = 500
 MAX_POINT_MESSAGE = 200
 MAX_METADATA = 4096
 
-SessionId = Annotated[str | None, Field(description="From get_active_sessions (or document_path).")]
+SessionId = Annotated[str | None, Field(description="From get_active_sessions.")]
 SessionPath = Annotated[str | None, Field(description="Or the document's path.")]
 
 

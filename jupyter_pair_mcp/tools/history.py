@@ -30,7 +30,7 @@ from jupyter_pair_mcp.tools.params import MAX_CONTENT_LENGTH, DocumentPath, EndI
 from jupyter_pair_mcp.tools.registry import READ, WRITE, Backends, ToolSpec
 from jupyter_pair_mcp.tools.suggestions import refuse_in_review
 
-VersionId = Annotated[str, Field(description="version_id from get_document_history.")]
+VersionId = Annotated[str, Field(description="From get_document_history.")]
 
 Source = Literal["agent", "user", "restore", "disk"]
 
