@@ -360,8 +360,10 @@ class HistoryVersion(BaseModel):
 
 class HistoryResult(BaseModel):
     path: str
-    versions: list[HistoryVersion] = Field(description="Newest first.")
-    total: int = Field(description="Versions in history; older ones beyond limit were left out.")
+    versions: list[HistoryVersion] = Field(description="Newest first (sort_desc false: oldest first).")
+    total: int = Field(description="Versions in history; those past limit were left out (next_offset).")
+    matched: int | None = Field(default=None, description="Versions matching search (null without one).")
+    next_offset: int | None = Field(default=None, description="offset of the next page; null at the end.")
 
 
 class VersionCell(BaseModel):

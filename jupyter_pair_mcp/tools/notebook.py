@@ -287,7 +287,7 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
         path: NotebookPath,
         new_path: Annotated[str | None, Field(description="Also as this new .ipynb (never overwrites).")] = None,
     ) -> SaveResult:
-        """Save the live notebook to disk (new_path: also as a new notebook)."""
+        """Save the live notebook to disk."""
         path = await b.contents.require(path, "notebook")
         target = None
         if new_path is not None:
