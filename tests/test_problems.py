@@ -81,7 +81,10 @@ async def test_a_real_failed_run_and_a_fix_are_seen_live(mcp_client: Any, make_n
     async with mcp_client() as client:
         ran = await call_tool(client, "execute_notebook_cell", path=path, cell_id="a", timeout=60)
         assert ran["status"] == "error"
+        offloaded = extension.rooms.scanner.offloaded["_scan_update"]
         found = await call_tool(client, "get_notebook_problems", path=path)
+        # Parsing holds the GIL in one C call per cell: in the scan process even for a two-cell notebook.
+        assert extension.rooms.scanner.offloaded["_scan_update"] == offloaded + 1
         assert found["problems"][0] == {
             "i": 0,
             "id": "a",

@@ -346,7 +346,8 @@ class RoomsAdapter:
         """The live notebook's problem rows (problems.py): one scan per version of it, off the loop."""
         key = f"{self.room_id(view.path, 'notebook', create_id=False) or view.path}:{int(python)}"
         shape = functools.partial(problem_rows, python=python)  # picklable for the scan process
-        return await self.problems.rows(key, view.index, view.ydoc, self.scanner.scan, shape)
+        # Parsing a cell holds the GIL in one C call (~120 ms for 100 KB): in the scan process at any size.
+        return await self.problems.rows(key, view.index, view.ydoc, self.scanner.scan_away, shape)
 
     def index_seed(self, path: str, document: Any) -> tuple[list[str], list[str], list[bool]] | None:
         """The live notebook's cell index, copied (:meth:`CellIndex.seed`), when it follows ``document``."""
