@@ -203,6 +203,14 @@ def test_ipython_names_magics_and_deferred_code_are_never_reported() -> None:
     assert cell_names("%%capture out\nprint(1)").defines == {"out"}
 
 
+def test_automagic_lines_are_magics_not_syntax_errors() -> None:
+    """IPython runs ``pip install x`` or a bare ``ls`` as the magic of that name (automagic, on by default)."""
+    assert undefined("pip install pandas\nimport pandas as pd\ncd data\nls\npwd", "print(pd)") == {}
+    assert cell_names("pip install pandas").syntax is None
+    assert notebook_names(list(enumerate(["run helper.py", "print(q)"]))).unchecked_from == 0  # %run, unseen
+    assert cell_names("print x").syntax == "line 1: Missing parentheses in call to 'print'. Did you mean print(...)?"
+
+
 @pytest.mark.parametrize(
     "opaque",
     ["from os import *", "exec('q = 1')", "globals()['q'] = 1", "%run a.py", "%%sql\nselect 1", "x = (", "y" * 100_001],

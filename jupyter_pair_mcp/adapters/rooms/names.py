@@ -4,8 +4,9 @@ Nothing runs: the cells are parsed, never executed. The check is conservative, b
 fact defined sends an agent chasing nothing, while a missed one is only what the notebook said before:
 
 - IPython syntax is blanked before parsing: line magics, shell (``!``) and help (``?``) lines become ``pass``
-  (``x = !ls`` and ``x = %sx ls`` keep their assignment, ``%time x = f()`` keeps its code); a cell magic makes
-  the cell not Python (skipped) unless it only times or captures Python (``%%time``, ``%%timeit``, ``%%capture``).
+  (``x = !ls`` and ``x = %sx ls`` keep their assignment, ``%time x = f()`` keeps its code), and so do automagic
+  lines (``pip install x``: a magic's name without ``%``) where they stop the parse; a cell magic makes the cell
+  not Python (skipped) unless it only times or captures Python (``%%time``, ``%%timeit``, ``%%capture``).
 - Only code that runs when the cell runs is read for uses: function and lambda bodies run when called (perhaps
   after a later cell), so their names are not checked; annotations are not checked either.
 - A name stored anywhere in a cell (an assignment, ``for``/``with``/``except``/``import``/``def``/``class``/walrus/
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 #: Names IPython defines in every kernel.
 IPYTHON_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "display", "_", "__", "___"})
 IPYTHON_NAMES |= frozenset({"_i", "_ii", "_iii", "_ih", "_oh", "_dh", "_sh"})
+IPYTHON_NAMES |= frozenset({"ls", "pwd", "cd", "pip", "conda", "who", "whos", "clear", "history"})  # automagic alone
 _NUMBERED = re.compile(r"_i?\d+$|_i{1,3}$")
 KNOWN = frozenset(dir(builtins)) | IPYTHON_NAMES
 
@@ -49,6 +51,9 @@ FOREIGN_CELL_MAGICS = frozenset(
     "bash sh html HTML javascript js markdown latex svg writefile file script perl ruby python2 python3 "  # noqa: SIM905
     "pypy debug".split()
 )
+#: Line magics run as automagic (without ``%``) that may define names; and how many automagic lines a cell may have.
+OPAQUE_MAGICS = frozenset({"run", "store", "load", "loadpy", "reset", "recall", "rerun", "macro"})
+AUTOMAGIC_TRIES = 20
 #: Calls that may define any name.
 OPAQUE_CALLS = frozenset({"exec", "eval", "globals", "vars", "locals", "get_ipython", "__import__"})
 
@@ -125,14 +130,8 @@ def cell_names(source: str) -> CellNames:
     code, found.python, found.opaque = python_source(source)
     if not found.python:
         return found
-    try:
-        tree = ast.parse(code)
-    except SyntaxError as exc:
-        where = f"line {exc.lineno}: " if exc.lineno else ""
-        found.syntax = f"{where}{exc.msg}"
-        return found
-    except (ValueError, RecursionError, MemoryError) as exc:  # null bytes; nesting past the parser's limits
-        found.syntax = f"not parsed ({type(exc).__name__})"
+    tree = _parse(code, found)
+    if tree is None:
         return found
     first: dict[str, tuple[int, int]] = {}  # each name used: where first
     # An explicit stack, never recursion: a hostile cell nests deeper than Python's recursion limit.
@@ -170,6 +169,30 @@ def cell_names(source: str) -> CellNames:
         stack.extend((child, runs) for child in ast.iter_child_nodes(node))
     found.uses = sorted(first, key=first.__getitem__)
     return found
+
+
+def _parse(code: str, found: CellNames) -> ast.Module | None:
+    """``code`` parsed, with IPython's automagic lines (``pip install x``, ``cd data``: a magic's name without its
+    ``%``) blanked where they stop the parse; None, with ``found.syntax`` set, when it does not parse."""
+    for _ in range(AUTOMAGIC_TRIES):
+        try:
+            return ast.parse(code)
+        except SyntaxError as exc:
+            lines, number = code.split("\n"), exc.lineno or 0
+            line = lines[number - 1] if 1 <= number <= len(lines) else ""
+            word = line.split(None, 1)[0] if line.strip() else ""
+            if word not in QUIET_MAGICS and word not in OPAQUE_MAGICS:
+                where = f"line {exc.lineno}: " if exc.lineno else ""
+                found.syntax = f"{where}{exc.msg}"
+                return None
+            found.opaque = found.opaque or word in OPAQUE_MAGICS
+            lines[number - 1] = line[: len(line) - len(line.lstrip())] + "pass"
+            code = "\n".join(lines)
+        except (ValueError, RecursionError, MemoryError) as exc:  # null bytes; nesting past the parser's limits
+            found.syntax = f"not parsed ({type(exc).__name__})"
+            return None
+    found.syntax = "not parsed (too many magic lines)"
+    return None
 
 
 def _definitions(node: ast.AST, found: CellNames) -> None:
