@@ -89,7 +89,7 @@ def problem_rows(snapshot: str, python: bool = True) -> list[str]:
                 totals["out_of_order"] += 1
             if latest is None or count > latest[0]:
                 latest = (int(count), index)
-        elif source.strip() and failed is None:
+        elif source.strip() and not cell.get("outputs"):  # outputs without a count: it ran, in some way
             row["never_run"] = True
             totals["never_run"] += 1
         if names is not None:
