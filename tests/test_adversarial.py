@@ -106,10 +106,12 @@ async def _notebook_reads(client: Any) -> None:
     await attempt(client, "save_notebook", path=NOTEBOOK, new_path="copy.ipynb")
 
 
-@case("get_notebook_outline", "clear_notebook_outputs")
+@case("get_notebook_outline", "get_notebook_problems", "clear_notebook_outputs")
 async def _outline_clear(client: Any) -> None:
     await attempt(client, "get_notebook_outline", path=NOTEBOOK, start_index=HUGE_INDEX)
     await attempt(client, "get_notebook_outline", path=NOTEBOOK)
+    await attempt(client, "get_notebook_problems", path=NOTEBOOK, start_index=HUGE_INDEX)
+    await attempt(client, "get_notebook_problems", path=NOTEBOOK)  # every cell parsed, the huge one skipped
     await attempt(client, "clear_notebook_outputs", path=NOTEBOOK, cell_ids=[f"c{i % CELLS}" for i in range(100_000)])
     await attempt(
         client, "clear_notebook_outputs", path=NOTEBOOK, cell_ids=[LONG_NAME, *(f"x{i}" for i in range(9999))]
@@ -161,6 +163,7 @@ async def _delete_move(client: Any) -> None:
     await attempt(client, "move_notebook_cell", path=NOTEBOOK, index=0, to_index=HUGE_INDEX)
     await attempt(client, "move_notebook_cell", path=NOTEBOOK, cell_id="huge", to_index=0)
     await attempt(client, "batch_delete_notebook_cells", path=NOTEBOOK, cell_ids=[LONG_NAME])
+    await attempt(client, "batch_delete_notebook_cells", path=NOTEBOOK, cell_ids=[LONG_NAME], exec=LONG_NAME)
     await attempt(client, "batch_delete_notebook_cells", path=NOTEBOOK, start_index=0, end_index=HUGE_INDEX)
 
 
@@ -250,6 +253,8 @@ async def _history(client: Any) -> None:
         client, "batch_update_document", path=TEXT, operations=[{"position": 0, "length": 1000, "content": "y"}]
     )
     await attempt(client, "get_document_history", path=TEXT, limit=HUGE_INDEX)
+    await attempt(client, "get_document_history", path=TEXT, search=LONG_NAME, offset=HUGE_INDEX)
+    await attempt(client, "get_document_history", path=TEXT, search="y" * 1000, offset=HUGE_INDEX, sort_desc=False)
     history = await call_tool(client, "get_document_history", path=TEXT, limit=1000)
     version = history["versions"][-1]["version_id"]
     await attempt(client, "get_document_version", path=TEXT, version_id=version, max_content_length=SMALL_ANSWER)
@@ -332,6 +337,12 @@ async def _presence(client: Any) -> None:
         position={"line": HUGE_INDEX, "column": HUGE_INDEX},
     )
     await attempt(client, "update_cursor_position", document_path=TEXT, position={"line": 1_900_000, "column": 1})
+    await attempt(client, "update_cursor_position", document_path=TEXT, position={"line": 1_949_999, "column": 0})
+    # 0-based, without cell_id: into the cell of the agent's cursor (the huge one)
+    await attempt(
+        client, "update_cursor_position", document_path=NOTEBOOK, cell_id="huge", position={"line": 1, "column": 1}
+    )
+    await attempt(client, "update_cursor_position", document_path=NOTEBOOK, position={"line": 499_999, "column": 0})
     await attempt(client, "get_user_cursors", document_path=NOTEBOOK)
     for _ in range(20):
         await attempt(

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 class Position(BaseModel):
     line: int = Field(description="Line, 1-based.")
-    column: int = Field(description="Column in characters, 1-based.")
+    column: int = Field(description="Column in chars, 1-based.")
 
 
 class Selection(BaseModel):

@@ -113,6 +113,28 @@ class NotebookOutline(BaseModel):
     next_index: int | None = Field(description="Where to continue (start_index) when cells were left out; else null.")
 
 
+class NotebookProblems(BaseModel):
+    path: str
+    cell_count: int
+    totals: dict[str, int] = Field(
+        description="Code cells with each problem in the whole notebook: failed, never_run, out_of_order, "
+        "undefined, syntax."
+    )
+    problems: list[dict[str, Any]] = Field(
+        description="Per code cell with a problem: i index, id; error, message, line (the last run failed there); "
+        "never_run; ran, ran_before {i, n} (a cell above ran after it); undefined {name: index of the first cell "
+        "below defining it, or null}; syntax (why it does not parse)."
+    )
+    names_checked: bool = Field(description="Names and syntax were checked (the notebook's language is Python).")
+    names_unchecked_from: int | None = Field(
+        description="Names are not checked from this cell on: it may define names unseen (import *, exec, a "
+        "magic such as %run) or does not parse; else null."
+    )
+    next_index: int | None = Field(
+        description="Where to continue (start_index) when problems were left out; else null."
+    )
+
+
 class ClearResult(BaseModel):
     cleared: int = Field(description="Code cells whose outputs or execution count were cleared.")
     cell_ids: list[str] = Field(description="Their ids, in notebook order (the first 500).")
@@ -343,8 +365,10 @@ class HistoryVersion(BaseModel):
 
 class HistoryResult(BaseModel):
     path: str
-    versions: list[HistoryVersion] = Field(description="Newest first.")
-    total: int = Field(description="Versions in history; older ones beyond limit were left out.")
+    versions: list[HistoryVersion] = Field(description="Newest first (sort_desc false: oldest first).")
+    total: int = Field(description="Versions in history; those past limit were left out (next_offset).")
+    matched: int | None = Field(default=None, description="Versions matching search (null without one).")
+    next_offset: int | None = Field(default=None, description="offset of the next page; null at the end.")
 
 
 class VersionCell(BaseModel):

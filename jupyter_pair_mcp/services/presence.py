@@ -113,6 +113,11 @@ class PresenceService:
         """The notebook the person behind ``actor``'s credential has focused in JupyterLab (None: none)."""
         return focused_notebook(aw.room(self.rooms, GLOBAL_ROOM), actor.username, anyone=self.single_user)
 
+    def cursor_cell(self, actor: Actor, path: str) -> str | None:
+        """The cell of this agent's cursor in the notebook ``path``: where it last moved it, edited or ran (what
+        people see of it), or None before any."""
+        return next((p.cell_id for p in self.rooms_of(actor) if p.path == path and p.kind == "notebook"), None)
+
     def rooms_of(self, actor: Actor) -> list[Presence]:
         return [p for p in self._presences.values() if p.key == actor.key]
 

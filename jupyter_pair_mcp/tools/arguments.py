@@ -14,12 +14,14 @@ the tools' own checks. The walk is linear in the size of the arguments.
 
 A field that was renamed keeps its old name as an alias (:data:`OLD_NAMES`), so clients written against the
 earlier contract keep working: the middleware renames it before anything is checked; listed schemas show only
-the new name, and giving both names is an error.
+the new name, and giving both names is an error. Likewise an argument of the seed designs a tool has no use for
+is taken, unlisted, with the one value that means what the tool does anyway (:data:`UNLISTED`).
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -32,6 +34,36 @@ log = logging.getLogger(__name__)
 #: Renamed fields of the objects in a tool's list argument: tool -> (argument, old name, new name).
 #: ``batch_insert_text`` operations said ``text`` where every other operation says ``content``.
 OLD_NAMES: dict[str, tuple[str, str, str]] = {"batch_insert_text": ("operations", "text", "content")}
+
+
+#: Arguments of the seed designs a tool takes without listing them, each with the one value that means what the
+#: tool does anyway: tool -> {argument: (that value, why another is refused)}. The seed's (jupyter-collaboration-mcp)
+#: batch_delete_notebook_cells took ``exec``, "execute cells before deletion", default true, and ran nothing either
+#: way (a stub): false is what deleting does; true asks for a run no seed client ever got, so it is refused, not
+#: guessed. Unlisted: ``tools/list`` is in every agent's context, and no new caller needs them.
+UNLISTED: dict[str, dict[str, tuple[Any, str]]] = {
+    "batch_delete_notebook_cells": {
+        "exec": (
+            False,
+            "deleting never runs cells; to run them first call batch_execute_notebook_cells, then delete "
+            "(exec false or left out)",
+        )
+    }
+}
+
+
+def unlisted(tool: str, arguments: Mapping[str, Any]) -> tuple[Mapping[str, Any], str | None]:
+    """``arguments`` without the tool's :data:`UNLISTED` ones when they have their accepted value, else a message;
+    unchanged when the tool has none or none is given."""
+    accepted = UNLISTED.get(tool)
+    if not accepted or not any(name in arguments for name in accepted):
+        return arguments, None
+    for name, (value, why) in accepted.items():
+        given = arguments.get(name, value)
+        if type(given) is not type(value) or given != value:
+            shown = repr(given)
+            return arguments, f"argument {name!r} can only be {json.dumps(value)} here, not {shown[:40]}: {why}"
+    return {key: item for key, item in arguments.items() if key not in accepted}, None
 
 
 def renamed(tool: str, arguments: Mapping[str, Any]) -> tuple[Mapping[str, Any], str | None]:
@@ -264,6 +296,8 @@ class StrictArguments:
             if schema is not None and isinstance(arguments, Mapping):
                 assert isinstance(name, str)
                 renaming, problem = renamed(name, arguments)
+                if problem is None:
+                    renaming, problem = unlisted(name, renaming)
                 problem = problem or unknown_argument(schema, renaming)
                 if problem is not None:
                     log.info("Tool %r refused: %s", name, problem)

@@ -47,33 +47,43 @@ MAX_MESSAGE = 500
 MAX_POINT_MESSAGE = 200
 MAX_METADATA = 4096
 
-SessionId = Annotated[str | None, Field(description="From get_active_sessions (or document_path).")]
-SessionPath = Annotated[str | None, Field(description="Or the document's path.")]
+SessionId = Annotated[str | None, Field(description="From get_active_sessions.")]
+SessionPath = Annotated[str | None, Field(description="Or the document.")]
 
 
 def _iso(timestamp: float | None) -> str | None:
     return datetime.fromtimestamp(timestamp, UTC).isoformat() if timestamp is not None else None
 
 
-def offset_of(text: str, position: Position, what: str, where: str) -> int:
-    """The character offset of a 1-based line/column, or an error naming the valid range.
+def offset_of(text: str, position: Position, what: str, where: str, base: int = 1) -> int:
+    """The character offset of a line/column counted from ``base`` (1, or 0: see :func:`base_of`), or an error
+    naming the valid range in that base.
 
     Counted and cut by str methods (C loops): a Python loop over the lines of a 3.9 MB text held the event loop
     over 100 ms.
     """
+    line, column = position.line - base + 1, position.column - base + 1  # 1-based from here on
     count = text.count("\n") + 1
-    if not 1 <= position.line <= count:
-        raise InvalidArgument(f"{what} line {position.line} out of range: {where} has {count} line(s) (1-{count})")
-    rest = text.split("\n", position.line - 1)[-1]  # from the line's start to the end of the text
+    said = " (read as 0-based: a line or column 0 was given)" if base == 0 else ""
+    if not 1 <= line <= count:
+        valid = f"{base}-{count - 1 + base}"
+        raise InvalidArgument(f"{what} line {position.line} out of range: {where} has {count} line(s) ({valid}){said}")
+    rest = text.split("\n", line - 1)[-1]  # from the line's start to the end of the text
     start = len(text) - len(rest)
     end = rest.find("\n")
     width = end if end >= 0 else len(rest)
-    if not 1 <= position.column <= width + 1:
+    if not 1 <= column <= width + 1:
         raise InvalidArgument(
             f"{what} column {position.column} out of range: line {position.line} of {where} has {width} "
-            f"character(s), so columns 1-{width + 1}"
+            f"character(s), so columns {base}-{width + base}{said}"
         )
-    return start + position.column - 1
+    return start + column - 1
+
+
+def base_of(positions: list[Position]) -> int:
+    """0 when any line or column of a call is 0 (only a 0-based caller sends one, as the seed designs did: their
+    example selects to column 0), else 1. A call without a 0 cannot be told apart and is read 1-based."""
+    return 0 if any(p.line == 0 or p.column == 0 for p in positions) else 1
 
 
 def _participants(room: Any) -> list[Participant]:
@@ -163,7 +173,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
 
     async def get_user_presence(
         ctx: Context,
-        user_id: Annotated[str, Field(description="user_id from get_online_users.")],
+        user_id: Annotated[str, Field(description="From get_online_users.")],
         document_path: Annotated[str | None, Field(description="Status in this document.")] = None,
     ) -> UserPresence:
         """A user's status, last activity and current document."""
@@ -249,7 +259,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         ctx: Context,
         document_path: DocumentPath,
         position: Annotated[Position, Field(description="Caret position.")],
-        cell_id: Annotated[str | None, Field(description="The cell (required for notebooks).")] = None,
+        cell_id: Annotated[str | None, Field(description="Cell (default: your cursor's).")] = None,
         selection: Annotated[Selection | None, Field(description="Range to select; position is one end.")] = None,
     ) -> OkResult:
         """Show this agent's cursor, and the agent, in a document."""
@@ -257,9 +267,16 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         actor = b.actors.of(ctx)
         path, kind = await b.contents.require_document(document_path)
         if kind == "notebook":
-            if not cell_id:
-                raise InvalidArgument("cell_id is required for notebooks: the position is inside that cell's source")
             view = await b.rooms.notebook(path, actor)
+            if not cell_id:  # the seed designs took a notebook cursor without a cell: the agent's cursor's cell
+                mine = presence.cursor_cell(actor, path)
+                mine = mine if mine is not None and view.find(mine) is not None else None  # not deleted since
+                cell_id = mine or (view.ids[0] if view.cell_count == 1 else None)  # (ids: no cell read)
+            if not cell_id:
+                raise InvalidArgument(
+                    f"cell_id is required for notebooks: the position is inside that cell's source, and this agent "
+                    f"has no cursor in {path!r} yet (it has {view.cell_count} cells): give cell_id"
+                )
             text = view.cell(view.resolve(cell_id=cell_id)).source
             where = f"cell {cell_id!r}"
         else:
@@ -267,10 +284,11 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
                 raise InvalidArgument(f"{path!r} is a text file: leave cell_id out")
             text = (await b.rooms.text(path, actor)).text
             where = repr(path)
-        head = anchor = offset_of(text, position, "position", where)
+        base = base_of([position, *([selection.start, selection.end] if selection is not None else [])])
+        head = anchor = offset_of(text, position, "position", where, base)
         if selection is not None:
-            start = offset_of(text, selection.start, "selection start", where)
-            end = offset_of(text, selection.end, "selection end", where)
+            start = offset_of(text, selection.start, "selection start", where, base)
+            end = offset_of(text, selection.end, "selection end", where, base)
             if head not in (start, end):
                 raise InvalidArgument("position must be the selection's start or end (where the caret is drawn)")
             anchor = end if head == start else start
@@ -282,7 +300,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         ctx: Context,
         path: NotebookPath,
         cell_id: Annotated[str | None, Field(description="Omit to stop pointing.")] = None,
-        message: Annotated[str | None, Field(description="Label, max 200 characters.")] = None,
+        message: Annotated[str | None, Field(description="Label, max 200 chars.")] = None,
     ) -> OkResult:
         """Point people at a cell with a label; it never moves their view."""
         message = message or ""
@@ -326,7 +344,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         ctx: Context,
         activity_type: Annotated[str, Field(description="Like 'analyzing' (max 64 chars).")],
         description: Annotated[str, Field(description="What, in a sentence.")],
-        document_path: Annotated[str | None, Field(description="The document it is about.")] = None,
+        document_path: Annotated[str | None, Field(description="Document it is about.")] = None,
         metadata: Annotated[dict[str, Any] | None, Field(description="JSON object, max 4 KB.")] = None,
     ) -> OkResult:
         """Tell people what this agent is doing (logged, shown in awareness)."""
@@ -346,7 +364,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
     async def get_active_sessions(
         ctx: Context,
         document_path: OnlyDocument = None,
-        directory: Annotated[str | None, Field(description="Only documents under this directory.")] = None,
+        directory: Annotated[str | None, Field(description="Only documents in this directory.")] = None,
     ) -> CollabSessions:
         """Open document rooms (sessions) and who is in each."""
         service().touch(b.actors.of(ctx))

@@ -36,7 +36,7 @@ def document_tools(b: Backends) -> list[ToolSpec]:
         ] = None,
         max_results: MaxResults = 50,
     ) -> DocumentList:
-        """List files, notebooks and directories under the Jupyter root."""
+        """Files, notebooks and directories under the Jupyter root."""
         if max_results < 1 or max_results > 1000:
             raise InvalidArgument(f"max_results must be between 1 and 1000, got {max_results}")
         if file_type is not None and file_type not in _TYPES and not file_type.startswith("."):
@@ -80,7 +80,7 @@ def document_tools(b: Backends) -> list[ToolSpec]:
 
     async def create_document(
         ctx: Context,
-        path: Annotated[str, Field(description="Path of the new document.")],
+        path: Annotated[str, Field(description="New document.")],
         type: Annotated[
             str | None, Field(description="file, markdown, notebook or directory; default: file (.ipynb: notebook).")
         ] = None,
@@ -112,7 +112,7 @@ def document_tools(b: Backends) -> list[ToolSpec]:
     async def copy_document(
         ctx: Context,
         path: Annotated[str, Field(description="File or notebook path.")],
-        copy_path: Annotated[str, Field(description="Free path, in an existing directory.")],
+        copy_path: Annotated[str, Field(description="Free path in an existing directory.")],
     ) -> CopiedDocument:
         """Copy a file or notebook as saved (save_notebook first for live edits)."""
         source, copy = await contents.copy(path, copy_path)

@@ -162,7 +162,7 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
     async def execute_notebook_cell(
         ctx: Context, path: NotebookPath, cell_id: CellId = None, index: CellIndex = None, timeout: Timeout = 30
     ) -> ExecutionResult:
-        """Run a code cell in the kernel people share; outputs stream into the cell live."""
+        """Run a code cell in the shared kernel; outputs stream into the cell live."""
         check_timeout(timeout)
         path = await b.contents.require(path, "notebook")
         view = await b.rooms.notebook(path)

@@ -16,7 +16,7 @@ from jupyter_pair_mcp.tools.registry import READ, WRITE, Backends, ToolSpec
 from jupyter_pair_mcp.tools.suggestions import refuse_in_review
 from jupyter_pair_mcp.tools.views import forks
 
-ForkOf = Annotated[str, Field(description="fork_id from fork_document.")]
+ForkOf = Annotated[str, Field(description="From fork_document.")]
 
 
 def _result(fork: Fork) -> ForkResult:

@@ -30,7 +30,10 @@ from jupyter_pair_mcp.tools.params import MAX_CONTENT_LENGTH, DocumentPath, EndI
 from jupyter_pair_mcp.tools.registry import READ, WRITE, Backends, ToolSpec
 from jupyter_pair_mcp.tools.suggestions import refuse_in_review
 
-VersionId = Annotated[str, Field(description="version_id from get_document_history.")]
+#: Characters of a history search (a substring of a version's summary or author: both are short).
+MAX_SEARCH = 1000
+
+VersionId = Annotated[str, Field(description="From get_document_history.")]
 
 Source = Literal["agent", "user", "restore", "disk"]
 
@@ -53,13 +56,24 @@ def history_tools(b: Backends) -> list[ToolSpec]:
         ctx: Context,
         path: DocumentPath,
         limit: Annotated[int, Field(description="Version limit (1-1000).")] = 10,
+        offset: Annotated[int, Field(description="Versions to skip.")] = 0,
+        search: Annotated[str | None, Field(description="Text in summary or author.")] = None,
+        sort_desc: Annotated[bool, Field(description="Newest first.")] = True,
     ) -> HistoryResult:
-        """A document's versions, newest first: who made each, what changed."""
+        """A document's versions: who made each, what changed."""
         if limit < 1 or limit > 1000:
             raise InvalidArgument(f"limit must be between 1 and 1000, not {limit}")
+        if offset < 0:
+            raise InvalidArgument(f"offset must not be negative, not {offset}")
+        if search is not None and not 1 <= len(search) <= MAX_SEARCH:
+            raise InvalidArgument(f"search must have 1 to {MAX_SEARCH} characters, not {len(search)}")
         path, kind = await b.contents.require_document(path)
         versions = await service().versions(path, kind)
-        newest = list(reversed(versions))[:limit]
+        listed = list(reversed(versions)) if sort_desc else list(versions)
+        if search is not None:  # a substring, in any case, as a person searches a list
+            needle = search.casefold()
+            listed = [v for v in listed if needle in v.summary.casefold() or needle in v.author.casefold()]
+        page = listed[offset : offset + limit]
         return HistoryResult(
             path=path,
             versions=[
@@ -71,9 +85,11 @@ def history_tools(b: Backends) -> list[ToolSpec]:
                     summary=v.summary,
                     changes=v.updates,
                 )
-                for v in newest
+                for v in page
             ],
             total=len(versions),
+            matched=len(listed) if search is not None else None,
+            next_offset=offset + limit if offset + limit < len(listed) else None,
         )
 
     async def get_document_version(

@@ -30,7 +30,7 @@ from jupyter_pair_mcp.tools.registry import WRITE, Backends, ToolSpec, authorize
 # Lists stay within a few KB however many kernelspecs are installed or kernels run.
 MAX_LISTED = 200
 
-KernelName = Annotated[str, Field(description="Kernelspec name (list_kernelspecs).")]
+KernelName = Annotated[str, Field(description="Kernelspec (list_kernelspecs).")]
 
 
 def spec_info(spec: KernelSpec) -> KernelSpecInfo:
@@ -53,7 +53,7 @@ def write_kernelspec(view: NotebookView, spec: KernelSpec) -> None:
 
 def kernel_tools(b: Backends) -> list[ToolSpec]:
     async def list_kernelspecs(ctx: Context) -> KernelSpecList:
-        """List installed kernels (kernelspecs) and the server's default."""
+        """Installed kernels (kernelspecs) and the server's default."""
         specs = await b.kernels.kernelspecs()
         return KernelSpecList(
             kernelspecs=[spec_info(spec) for spec in specs[:MAX_LISTED]],
@@ -62,7 +62,7 @@ def kernel_tools(b: Backends) -> list[ToolSpec]:
         )
 
     async def list_kernels(ctx: Context) -> RunningKernelList:
-        """List running kernels and the notebooks using them."""
+        """Running kernels and the notebooks using them."""
         await authorize(ctx, "read", "sessions")
         kernels = await b.kernels.running()
         scope = in_folders(ctx.request_context.request)
@@ -85,7 +85,7 @@ def kernel_tools(b: Backends) -> list[ToolSpec]:
         )
 
     async def set_notebook_kernel(ctx: Context, path: NotebookPath, kernel_name: KernelName) -> NotebookKernel:
-        """Switch a notebook's kernel (metadata and session), as JupyterLab's picker."""
+        """Switch a notebook's kernel (metadata and session)."""
         await authorize(ctx, *WRITE)
         path = await b.contents.require(path, "notebook")
         spec = await b.kernels.kernelspec(kernel_name)

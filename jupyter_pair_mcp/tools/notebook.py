@@ -14,6 +14,7 @@ from jupyter_pair_mcp.adapters.contents.adapter import Entry, matcher
 from jupyter_pair_mcp.adapters.rooms import CellData
 from jupyter_pair_mcp.adapters.rooms.cells import search_snapshot
 from jupyter_pair_mcp.adapters.rooms.locks import lock_of
+from jupyter_pair_mcp.adapters.rooms.problems import page as problems_page
 from jupyter_pair_mcp.errors import InvalidArgument, NotFound
 from jupyter_pair_mcp.models.results import (
     Cell,
@@ -24,6 +25,7 @@ from jupyter_pair_mcp.models.results import (
     NotebookInfo,
     NotebookList,
     NotebookOutline,
+    NotebookProblems,
     RenderedOutput,
     SaveResult,
     SearchMatch,
@@ -50,6 +52,9 @@ from jupyter_pair_mcp.tools.views import Reads, notebook_view
 MAX_OUTLINE_CELLS = 5_000
 #: Bytes of rows one outline answer holds at most (~150 a cell: 2000 cells fit).
 MAX_OUTLINE_BYTES = 400_000
+#: Rows and bytes of rows one problems answer holds at most (an agent fixes a page of problems, then asks again).
+MAX_PROBLEM_ROWS = 500
+MAX_PROBLEM_BYTES = 100_000
 
 
 def check_max(name: str, value: int, limit: int) -> None:
@@ -201,6 +206,32 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
             raise InvalidArgument(str(exc)) from None
         return NotebookOutline(path=path, cell_count=found.cell_count, cells=found.rows, next_index=found.next_index)
 
+    async def get_notebook_problems(
+        ctx: Context,
+        path: NotebookPath,
+        start_index: FirstCell = 0,
+    ) -> NotebookProblems:
+        """Failed, unrun, out-of-order cells; names used before defined. Runs nothing."""
+        path = await b.contents.require(path, "notebook")
+        view = await b.rooms.notebook(path)
+        info = view.notebook_metadata().get("language_info")
+        language = str(info.get("name") or "python") if isinstance(info, dict) else "python"
+        # Parsing every cell is Python work per cell: one scan off the loop serves every page of this version.
+        rows = await b.rooms.problem_rows(view, python=language.lower() == "python")
+        try:
+            head, found = problems_page(rows, start_index, MAX_PROBLEM_BYTES, MAX_PROBLEM_ROWS)
+        except ValueError as exc:
+            raise InvalidArgument(str(exc)) from None
+        return NotebookProblems(
+            path=path,
+            cell_count=found.cell_count,
+            totals=head["totals"],
+            problems=found.rows,
+            names_checked=head["names"],
+            names_unchecked_from=head["names_from"],
+            next_index=found.next_index,
+        )
+
     async def get_notebook_info(ctx: Context, path: NotebookPath) -> NotebookInfo:
         """Counts by cell type, cells run, kernel, collaborators."""
         path = await b.contents.require(path, "notebook")
@@ -257,7 +288,7 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
         path: NotebookPath,
         new_path: Annotated[str | None, Field(description="Also as this new .ipynb (never overwrites).")] = None,
     ) -> SaveResult:
-        """Save the live notebook to disk (new_path: also as a new notebook)."""
+        """Save the live notebook to disk."""
         path = await b.contents.require(path, "notebook")
         target = None
         if new_path is not None:
@@ -295,6 +326,7 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
         ToolSpec(list_notebooks, "notebook", "List notebooks", READ, read_only=True),
         ToolSpec(get_notebook, "notebook", "Read notebook cells", READ, read_only=True),
         ToolSpec(get_notebook_outline, "notebook", "Outline a notebook", READ, read_only=True),
+        ToolSpec(get_notebook_problems, "notebook", "A notebook's problems", READ, read_only=True),
         ToolSpec(get_notebook_info, "notebook", "Summarize a notebook", READ, read_only=True),
         ToolSpec(create_notebook_session, "notebook", "Join a notebook's live room", READ, read_only=True),
         ToolSpec(search_notebook, "notebook", "Search a notebook", READ, read_only=True),

@@ -62,7 +62,7 @@ def text_tools(b: Backends) -> list[ToolSpec]:
     async def get_document(
         ctx: Context,
         path: TextPath,
-        offset: Annotated[int, Field(description="Character offset to start at.")] = 0,
+        offset: Annotated[int, Field(description="Char offset to start at.")] = 0,
         max_content_length: MaxContentLength = 100_000,
         include_collaboration_state: CollaborationState = True,
         fork_id: ForkId = None,
@@ -168,7 +168,7 @@ def text_tools(b: Backends) -> list[ToolSpec]:
         path: TextPath,
         old_text: Annotated[str, Field(description="Exact text to replace.")],
         new_text: Annotated[str, Field(description="Its replacement.")],
-        replace_all: Annotated[bool, Field(description="Replace every occurrence (else it must be unique).")] = False,
+        replace_all: Annotated[bool, Field(description="Every occurrence (else it must be unique).")] = False,
         fork_id: ForkId = None,
     ) -> ReplaceTextResult:
         """Replace old_text by new_text in a text file live."""

@@ -24,8 +24,8 @@ from jupyter_pair_mcp.tools.registry import Backends, ToolSpec
 LIST_LIMIT = 200
 LIST_CHARS = 200
 
-VariableName = Annotated[str, Field(description="Variable name (list_variables).")]
-Code = Annotated[str, Field(description="Code to run in the kernel.")]
+VariableName = Annotated[str, Field(description="Name (list_variables).")]
+Code = Annotated[str, Field(description="Code to run.")]
 ScratchTimeout = Annotated[float, Field(description="Seconds before interrupting (max 3600).")]
 
 

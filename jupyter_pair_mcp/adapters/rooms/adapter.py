@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 from collections.abc import Callable
@@ -50,6 +51,7 @@ from jupyter_pair_mcp.adapters.rooms.persist import (
     write_now,
     write_room,
 )
+from jupyter_pair_mcp.adapters.rooms.problems import problem_rows
 from jupyter_pair_mcp.adapters.rooms.saving import adopt
 from jupyter_pair_mcp.adapters.rooms.scanning import Scanner
 from jupyter_pair_mcp.adapters.rooms.textdoc import TextView
@@ -61,6 +63,8 @@ log = logging.getLogger(__name__)
 
 #: Bytes of outline rows kept for paging (outline.py), all rooms together: ~15 MB for a 100,000-cell notebook.
 OUTLINE_CACHE_BYTES = 64 << 20
+#: Bytes of problem rows kept for paging (problems.py), all rooms together.
+PROBLEMS_CACHE_BYTES = 16 << 20
 #: Room id prefixes as jupyter-collaboration builds them: ``{file_format}:{content_type}:{file_id}``.
 _ROOM_PREFIX = {"notebook": "json:notebook", "file": "text:file"}
 
@@ -130,6 +134,7 @@ class RoomsAdapter:
         self._ystore_configured = False
         self._indexes: dict[str, tuple[Any, CellIndex]] = {}
         self.outlines = OutlineCache(OUTLINE_CACHE_BYTES)
+        self.problems = OutlineCache(PROBLEMS_CACHE_BYTES)  # the same keeping, for problems.py's rows
         self._ydoc: Any = None
 
     # -- lookups ----------------------------------------------------------------------------------
@@ -337,6 +342,13 @@ class RoomsAdapter:
         key = self.room_id(view.path, "notebook", create_id=False) or view.path
         return await self.outlines.page(key, view.index, view.ydoc, self.scanner.scan, start, (max_bytes, max_cells))
 
+    async def problem_rows(self, view: NotebookView, python: bool) -> list[str]:
+        """The live notebook's problem rows (problems.py): one scan per version of it, off the loop."""
+        key = f"{self.room_id(view.path, 'notebook', create_id=False) or view.path}:{int(python)}"
+        shape = functools.partial(problem_rows, python=python)  # picklable for the scan process
+        # Parsing a cell holds the GIL in one C call (~120 ms for 100 KB): in the scan process at any size.
+        return await self.problems.rows(key, view.index, view.ydoc, self.scanner.scan_away, shape)
+
     def index_seed(self, path: str, document: Any) -> tuple[list[str], list[str], list[bool]] | None:
         """The live notebook's cell index, copied (:meth:`CellIndex.seed`), when it follows ``document``."""
         entry = self._indexes.get(self.room_id(path, "notebook", create_id=False) or "")
@@ -427,6 +439,8 @@ class RoomsAdapter:
     def _forget(self, room_id: str) -> None:
         self.kept.forget(room_id)
         self.outlines.drop(room_id)
+        for python in (0, 1):
+            self.problems.drop(f"{room_id}:{python}")
         entry = self._indexes.pop(room_id, None)
         if entry is not None:
             entry[1].close()

@@ -127,13 +127,19 @@ class OutlineCache:
         """A page of the outline of ``ydoc`` (the room ``key``'s document, whose cell index ``owner`` counts its
         changes in ``version``): from the rows kept for this version, else from a new scan (``scan``:
         :meth:`Scanner.scan`), kept. ``bound``: (max bytes, max cells) of the page."""
+        return page(await self.rows(key, owner, ydoc, scan, outline_rows), start, *bound)
+
+    async def rows(
+        self, key: str, owner: Any, ydoc: Any, scan: Callable[..., Awaitable[Any]], shape: Callable[..., list[str]]
+    ) -> list[str]:
+        """The rows ``shape`` makes of ``ydoc``'s cells (see :meth:`page`): kept for this version, else scanned."""
         version = owner.version  # read before the scan takes its snapshot (no await in between)
         rows = self.get(key, owner, version)
         if rows is None:
             self.scans += 1
-            rows = await scan(ydoc, outline_rows)
+            rows = await scan(ydoc, shape)
             self.put(key, owner, version, rows)
-        return page(rows, start, *bound)
+        return rows
 
     def drop(self, key: str) -> None:
         entry = self._entries.pop(key, None)
