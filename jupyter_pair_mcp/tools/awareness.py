@@ -47,7 +47,7 @@ MAX_MESSAGE = 500
 MAX_POINT_MESSAGE = 200
 MAX_METADATA = 4096
 
-SessionId = Annotated[str | None, Field(description="From get_active_sessions (or document_path).")]
+SessionId = Annotated[str | None, Field(description="From get_active_sessions.")]
 SessionPath = Annotated[str | None, Field(description="Or the document's path.")]
 
 
@@ -284,7 +284,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         cell_id: Annotated[str | None, Field(description="Omit to stop pointing.")] = None,
         message: Annotated[str | None, Field(description="Label, max 200 characters.")] = None,
     ) -> OkResult:
-        """Point people at a cell with a label; it never moves their view."""
+        """Point people at a cell with a label; never moves their view."""
         message = message or ""
         if len(message) > MAX_POINT_MESSAGE:
             raise InvalidArgument(f"message has {len(message)} characters; at most {MAX_POINT_MESSAGE}: keep it short")
@@ -329,7 +329,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         document_path: Annotated[str | None, Field(description="The document it is about.")] = None,
         metadata: Annotated[dict[str, Any] | None, Field(description="JSON object, max 4 KB.")] = None,
     ) -> OkResult:
-        """Tell people what this agent is doing (logged, shown in awareness)."""
+        """Tell people what this agent is doing (shown and logged)."""
         if not activity_type.strip() or len(activity_type) > 64:
             raise InvalidArgument("activity_type must be 1-64 characters, like 'analyzing' or 'reviewing'")
         if not description.strip() or len(description) > MAX_MESSAGE:
@@ -346,7 +346,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
     async def get_active_sessions(
         ctx: Context,
         document_path: OnlyDocument = None,
-        directory: Annotated[str | None, Field(description="Only documents under this directory.")] = None,
+        directory: Annotated[str | None, Field(description="Only under this directory.")] = None,
     ) -> CollabSessions:
         """Open document rooms (sessions) and who is in each."""
         service().touch(b.actors.of(ctx))
@@ -384,7 +384,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
             )
 
     async def join_session(ctx: Context, session_id: SessionId = None, document_path: SessionPath = None) -> JoinResult:
-        """Join a document's session: people see the agent as a collaborator."""
+        """Join a document's session: people see the agent in it."""
         one_of(session_id, document_path)
         actor = b.actors.of(ctx)
         if document_path is not None:
@@ -406,7 +406,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         return JoinResult(session_id=room_id, document_path=room_path, participants=_participants(room))
 
     async def leave_session(ctx: Context, session_id: SessionId = None, document_path: SessionPath = None) -> OkResult:
-        """Leave a collaboration session until the agent acts there again."""
+        """Leave a session until the agent acts there again."""
         one_of(session_id, document_path)
         presence = service()
         actor = b.actors.of(ctx)

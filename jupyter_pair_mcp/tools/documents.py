@@ -74,7 +74,7 @@ def document_tools(b: Backends) -> list[ToolSpec]:
         )
 
     async def document_exists(ctx: Context, path: AnyPath) -> ExistsResult:
-        """Whether a path exists, and if it is a notebook, file or directory."""
+        """Whether a path exists: a notebook, file or directory."""
         kind = await contents.kind(path)
         return ExistsResult(exists=kind is not None, type=kind)  # type: ignore[arg-type]
 
