@@ -24,6 +24,7 @@ import { GrantsView } from './grants';
 import { setTranslator, trans } from './i18n';
 import { DocumentReview } from './review';
 import { followReviewSetting, PLUGIN_ID } from './settings';
+import { followShowRequests } from './view';
 
 /** Command that shows the activity panel. */
 export const ACTIVITY_COMMAND = 'jupyter-pair-mcp:show-activity';
@@ -68,6 +69,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     translator: ITranslator | null
   ) => {
     setTranslator(translator);
+    followShowRequests(app);
     if (settings) {
       void followReviewSetting(settings);
     }
