@@ -28,7 +28,12 @@ def bearer(token: str) -> dict[str, str]:
 
 
 async def test_refused_without_a_grant_and_while_the_person_has_not_allowed_it(
-    http: httpx2.AsyncClient, api: str, auth: dict[str, str], mcp_client: Any, make_notebook: Any, extension: Any
+    http: httpx2.AsyncClient,
+    api: str,  # noqa: F811
+    auth: dict[str, str],
+    mcp_client: Any,
+    make_notebook: Any,
+    extension: Any,
 ) -> None:
     path = make_notebook("n.ipynb", count=2)
     async with mcp_client() as own:  # the server's own token: no grant, nothing to attach the setting to
@@ -67,7 +72,12 @@ async def test_refused_without_a_grant_and_while_the_person_has_not_allowed_it(
 
 
 async def test_a_folder_grant_cannot_show_outside_its_folders(
-    http: httpx2.AsyncClient, api: str, auth: dict[str, str], mcp_client: Any, make_notebook: Any, jp_root_dir: Path
+    http: httpx2.AsyncClient,
+    api: str,  # noqa: F811
+    auth: dict[str, str],
+    mcp_client: Any,
+    make_notebook: Any,
+    jp_root_dir: Path,
 ) -> None:
     (jp_root_dir / "work").mkdir()
     outside = make_notebook("other.ipynb", count=1)
