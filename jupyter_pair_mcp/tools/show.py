@@ -39,6 +39,11 @@ def show_tools(b: Backends) -> list[ToolSpec]:
         show = service()
         actor = b.actors.of(ctx)
         grant = show.grant_of(actor.grant)
+        if grant is None and actor.grant:  # a Jupyter AI chat's persona: its grant is the chat's, listed nowhere
+            raise PermissionDenied(
+                "this agent's grant is not one a person can allow to move their view (only grants listed in "
+                "JupyterLab's MCP panel, Connected agents, can be); point_at shows a cell without moving anyone's view"
+            )
         if grant is None:
             raise PermissionDenied(
                 "only an agent connected with a grant may move a person's view, once they allow it: this one uses "
