@@ -6,17 +6,22 @@ requests are claimed and answered only by the person's tab that claimed them.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import pytest
+from tornado.httpclient import HTTPRequest
+from tornado.websocket import websocket_connect
 
+from jupyter_pair_mcp.adapters.rooms import awareness as aw
+from jupyter_pair_mcp.services.global_presence import GLOBAL_ROOM
 from jupyter_pair_mcp.services.grants import GrantStore
-from jupyter_pair_mcp.services.show import ShowRequests
+from jupyter_pair_mcp.services.show import SCHEMA_ID, ShowRequests
 
-from .conftest import tool_error, within
+from .conftest import tool_error, until, within
 from .test_grants import mcp_config  # noqa: F401  (fixture: grants kept in the test's folder)
 from .test_headless_grants import api, mint  # noqa: F401  (fixture)
 
@@ -146,3 +151,47 @@ def test_on_a_server_of_many_people_only_the_addressee_claims_and_answers() -> N
         "Room", (), {"awareness": type("A", (), {"states": {1: {"user": {"username": "alice"}, "agent": {}}}})()}
     )()
     assert not show.has_tab(agent, "alice")  # an agent's state is not the person's tab
+
+
+async def test_a_tab_that_takes_the_request_decides_the_answer(
+    http: httpx2.AsyncClient,
+    api: str,  # noqa: F811
+    auth: dict[str, str],
+    mcp_client: Any,
+    make_notebook: Any,
+    extension: Any,
+    collaborator: Any,
+    server_root: str,
+    jp_base_url: str,
+    token: str,
+) -> None:
+    """A JupyterLab tab without the browser: in the global awareness room, on the event bus, claiming over REST."""
+    path = make_notebook("n.ipynb", count=2)
+    minted = await mint(http, api, auth, level="read")
+    await within(http.patch(f"{api}/{minted['grant']['id']}", json={"may_move_view": True}, headers=auth))
+    base = f"{server_root}{jp_base_url}api/mcp/show"
+    ws_url = f"{server_root.replace('http://', 'ws://')}{jp_base_url}api/events/subscribe"
+    events = await within(websocket_connect(HTTPRequest(ws_url, headers={"Authorization": f"token {token}"})))
+
+    async def announced() -> str:
+        while True:
+            message = json.loads(await within(events.read_message()))
+            if message.get("schema_id") == SCHEMA_ID:
+                assert set(message) == {"schema_id", "request", "to"}  # never the path or the cell
+                return str(message["request"])
+
+    try:
+        async with collaborator("", "global") as tab, mcp_client(headers=bearer(minted["token"])) as agent:
+            await tab.set_awareness({"user": {"username": "person", "name": "Person"}})
+            await until(lambda: extension.show.has_tab(aw.room(extension.rooms, GLOBAL_ROOM), ""), what="the tab")
+            for ok, expected in ((False, "could not show it: the tab is busy"), (True, "'cell-1' is selected")):
+                call = asyncio.ensure_future(agent.call_tool("show_in_jupyterlab", {"path": path, "cell_id": "cell-1"}))
+                request = await announced()
+                claimed = (await within(http.post(f"{base}/{request}/claim", headers=auth))).json()
+                assert (claimed["path"], claimed["cell_id"]) == (path, "cell-1")
+                done = {"ticket": claimed["ticket"], "ok": ok, "message": "the tab is busy"}
+                assert (await within(http.post(f"{base}/{request}/done", json=done, headers=auth))).status_code == 200
+                result = await within(call)
+                assert result.is_error is not ok and expected in result.content[0].text
+    finally:
+        events.close()
