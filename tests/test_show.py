@@ -94,16 +94,20 @@ async def test_a_folder_grant_cannot_show_outside_its_folders(
 
 
 async def test_a_request_is_claimed_once_and_answered_only_with_its_ticket(
-    http: httpx2.AsyncClient, server_root: str, jp_base_url: str, auth: dict[str, str], extension: Any
+    http: httpx2.AsyncClient,
+    api: str,  # noqa: F811
+    server_root: str,
+    jp_base_url: str,
+    auth: dict[str, str],
+    extension: Any,
 ) -> None:
     base = f"{server_root}{jp_base_url}api/mcp/show"
+    agent_token = (await mint(http, api, auth, level="read"))["token"]
     request = extension.show.open("", "n.ipynb", "c1", "ci-bot")
     try:
-        minted_token = "jpmcp_at_" + "x" * 40  # an agent's token is no Jupyter credential here
-        assert (await within(http.post(f"{base}/{request.id}/claim", headers=bearer(minted_token)))).status_code in (
-            401,
-            403,
-        )
+        # An agent's token is no Jupyter credential here: it can neither take nor answer a request.
+        taken = await within(http.post(f"{base}/{request.id}/claim", headers=bearer(agent_token)))
+        assert taken.status_code in (401, 403) and not request.claimed.is_set()
         claimed = await within(http.post(f"{base}/{request.id}/claim", headers=auth))
         assert claimed.status_code == 200
         body = claimed.json()
@@ -193,5 +197,16 @@ async def test_a_tab_that_takes_the_request_decides_the_answer(
                 assert (await within(http.post(f"{base}/{request}/done", json=done, headers=auth))).status_code == 200
                 result = await within(call)
                 assert result.is_error is not ok and expected in result.content[0].text
+            # Nobody takes it, or the tab that took it never says: the agent is told, within the bounds.
+            extension.show.claim_wait = extension.show.show_wait = 0.5
+            unclaimed = await tool_error(agent, "show_in_jupyterlab", path=path)
+            assert "no JupyterLab tab of the server's owner took the request" in unclaimed
+            assert "nothing was shown" in unclaimed
+            await announced()  # that request's announcement, which no tab took
+            call = asyncio.ensure_future(agent.call_tool("show_in_jupyterlab", {"path": path}))
+            request = await announced()
+            assert (await within(http.post(f"{base}/{request}/claim", headers=auth))).status_code == 200
+            result = await within(call)
+            assert result.is_error and "took the request but did not say it showed it" in result.content[0].text
     finally:
         events.close()

@@ -58,6 +58,7 @@ class ShowRequests:
         self.event_logger = event_logger
         self.grants = grants  # the GrantStore (None: grants are off): where "May move my view" is kept
         self.single_user = single_user
+        self.claim_wait, self.show_wait = CLAIM_WAIT, SHOW_WAIT
         self._pending: dict[str, ShowRequest] = {}
         if event_logger is not None:
             event_logger.register_event_schema(SCHEMA_PATH)
@@ -95,7 +96,7 @@ class ShowRequests:
         """How the request ended: "shown", "refused" (the tab said why), "unclaimed" or "unanswered"."""
         for event, waited in ((request.claimed, "unclaimed"), (request.answered, "unanswered")):
             try:
-                await asyncio.wait_for(event.wait(), CLAIM_WAIT if waited == "unclaimed" else SHOW_WAIT)
+                await asyncio.wait_for(event.wait(), self.claim_wait if waited == "unclaimed" else self.show_wait)
             except TimeoutError:
                 return waited
         return "shown" if request.ok else "refused"
