@@ -39,6 +39,7 @@ from jupyter_pair_mcp.services.grants import GrantStore
 from jupyter_pair_mcp.services.history import HistoryService
 from jupyter_pair_mcp.services.jupyterai import CHAT_STOPPED, JupyterAIAccess, local_url
 from jupyter_pair_mcp.services.presence import PresenceService
+from jupyter_pair_mcp.services.show import ShowRequests
 from jupyter_pair_mcp.services.steering import Steering
 from jupyter_pair_mcp.services.stops import STOPS_FILE, Stops
 from jupyter_pair_mcp.services.suggestion_bounds import SuggestionBounds
@@ -53,6 +54,7 @@ from jupyter_pair_mcp.transport.ratelimit import RateLimiter
 from jupyter_pair_mcp.transport.rest import handlers as rest_handlers
 from jupyter_pair_mcp.transport.review import handlers as review_handlers
 from jupyter_pair_mcp.transport.revocation import GrantEnder
+from jupyter_pair_mcp.transport.show import handlers as show_handlers
 
 if TYPE_CHECKING:  # the MCP SDK is imported when the endpoint is built, not with the extension
     from jupyter_pair_mcp.protocol.endpoint import Endpoint
@@ -484,6 +486,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
             single_user=type(self.serverapp.identity_provider) in (IdentityProvider, PasswordIdentityProvider),
         )
         self.actors.on_end(self.presence.ended)
+        self.show = ShowRequests(self.serverapp.event_logger, self.grants, single_user=self.presence.single_user)
         self.heap_trim = HeapTrim(self.heap_trim_interval)
         self.actors.on_end(self.heap_trim.request)  # settle s later: what the session held is let go
         if getattr(self.rooms, "journal", None) is not None:
@@ -552,6 +555,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
         if getattr(self, "steering", None) is not None:  # not when the settings were refused
             self.handlers.extend(rest_handlers(self.steering))
             self.handlers.extend(review_handlers(self.suggestions))
+            self.handlers.extend(show_handlers(self.show))
         grants = getattr(self, "grants", None)
         if grants is not None:
             assert self.serverapp is not None

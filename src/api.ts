@@ -33,7 +33,7 @@ export class ApiError extends Error {
   }
 }
 
-async function request(
+export async function request(
   endpoint: string,
   init: RequestInit = {},
   query: Record<string, string> = {}

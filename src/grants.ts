@@ -17,6 +17,7 @@ import { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
 import { ApiError, fetchGrants, mintGrant, revokeGrant } from './api';
+import { moveViewToggle } from './viewsetting';
 import {
   foldersOf,
   IGrant,
@@ -153,7 +154,12 @@ export class GrantsView {
       trans.__('Revoke the grant of %1', grant.clientName)
     );
     revoke.addEventListener('click', () => void this._revoke(grant));
-    item.append(name, facts, revoke);
+    item.append(
+      name,
+      facts,
+      moveViewToggle(trans, grant, () => this.refresh()),
+      revoke
+    );
     return item;
   }
 

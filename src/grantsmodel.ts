@@ -16,6 +16,8 @@ export interface IGrant {
   folders: string[];
   proposeOnly: boolean;
   headless: boolean;
+  /** Its agent may open documents in this person's JupyterLab (show_in_jupyterlab). */
+  mayMoveView: boolean;
   created: number;
   lastUsed: number;
   expires: number;
@@ -79,6 +81,7 @@ export function parseGrant(raw: unknown): IGrant | null {
     folders: folders.includes('') ? [] : folders,
     proposeOnly: data.propose_only === true,
     headless: data.headless === true,
+    mayMoveView: data.may_move_view === true,
     created: seconds(data.created),
     lastUsed: seconds(data.last_used),
     expires: seconds(data.expires)

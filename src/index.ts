@@ -25,6 +25,7 @@ import { setTranslator, trans } from './i18n';
 import { activateLocks } from './locks';
 import { DocumentReview } from './review';
 import { followReviewSetting, PLUGIN_ID } from './settings';
+import { followShowRequests } from './view';
 
 /** Command that shows the activity panel. */
 export const ACTIVITY_COMMAND = 'jupyter-pair-mcp:show-activity';
@@ -69,6 +70,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     translator: ITranslator | null
   ) => {
     setTranslator(translator);
+    followShowRequests(app);
     if (settings) {
       void followReviewSetting(settings);
     }

@@ -355,6 +355,14 @@ async def _presence(client: Any) -> None:
     await attempt(client, "point_at", path=NOTEBOOK, cell_id=f"c{CELLS - 1}", message="m" * 200)
 
 
+@case("show_in_jupyterlab")
+async def _show(client: Any) -> None:
+    # Refused before the path is read (this client holds no grant its person allowed), whatever it sends.
+    await attempt(client, "show_in_jupyterlab", path=LONG_NAME * 100, cell_id=LONG_NAME * 100)
+    await attempt(client, "show_in_jupyterlab", path=NOTEBOOK, cell_id="huge")
+    await attempt(client, "show_in_jupyterlab", path=TEXT, cell_id=LONG_NAME)
+
+
 # -- the conformance fixtures ------------------------------------------------------------------------------
 @case("test_missing_capability", "test_reconnection", "test_progress_stream", "test_panic", "test_log_lines")
 async def _fixtures(client: Any) -> None:

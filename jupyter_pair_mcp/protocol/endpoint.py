@@ -44,6 +44,7 @@ class EndpointHost(Protocol):
     suggestions: Any
     subscriptions: Any
     audit: Any
+    show: Any
     max_output_length: int
     max_resource_length: int
     max_images_per_result: int
@@ -104,6 +105,7 @@ def build_endpoint(app: EndpointHost) -> Endpoint:
         suggestions=app.suggestions,
         revisions=revisions,
         audit=app.audit,
+        show=app.show,
     )
     tasks = TaskStore(
         ttl=app.task_ttl,

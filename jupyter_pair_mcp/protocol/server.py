@@ -36,6 +36,7 @@ from jupyter_pair_mcp.tools.listcache import CachedToolList
 from jupyter_pair_mcp.tools.notebook import notebook_read_tools
 from jupyter_pair_mcp.tools.notebook_edit import notebook_edit_tools
 from jupyter_pair_mcp.tools.registry import TASK_TOOLS, Backends, ToolSpec, register
+from jupyter_pair_mcp.tools.show import show_tools
 from jupyter_pair_mcp.tools.suggestions import suggestion_tools
 from jupyter_pair_mcp.tools.testing import conformance_tools
 from jupyter_pair_mcp.tools.text import text_tools
@@ -157,6 +158,7 @@ def tool_specs(backends: Backends) -> list[ToolSpec]:
         *fork_tools(backends),
         *suggestion_tools(backends),
         *awareness_tools(backends),
+        *show_tools(backends),
         *variable_tools(backends),
     ]
 

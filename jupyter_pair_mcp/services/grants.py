@@ -102,6 +102,7 @@ class Grant:
     refresh: str = ""  # hash of the one valid refresh token
     resource: str = ""  # the MCP endpoint the tokens are bound to (RFC 8707)
     headless: bool = False  # minted by a person for a script (one long-lived token), not through OAuth
+    may_move_view: bool = False  # its person lets it open documents in their JupyterLab (show_in_jupyterlab)
 
     def allows(self, action: str, resource: str) -> bool:
         """Whether the level covers Jupyter's (action, resource): execute covers everything MCP asks."""
@@ -401,6 +402,14 @@ class GrantStore:
             except Exception:  # one failing listener must not keep the grant alive, nor the others from ending it
                 log.exception("a grant revocation listener failed")
         return True
+
+    def set_may_move_view(self, grant_id: str, allowed: bool) -> Grant:
+        """Let a grant's agent move its person's view, or not (KeyError: no such grant)."""
+        grant = self.grants[grant_id]
+        if grant.may_move_view != allowed:
+            grant.may_move_view = allowed
+            self.save()
+        return grant
 
     def of_person(self, person: str) -> list[Grant]:
         return [g for g in self.grants.values() if g.person == person]

@@ -125,7 +125,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         return normalized
 
     async def get_online_users(ctx: Context, document_path: OnlyDocument = None) -> OnlineUsers:
-        """Who (people and agents) is in which open documents now."""
+        """Who (people, agents) is in which open document now."""
         presence = service()
         me = agent_user_id(presence.touch(b.actors.of(ctx)).actor)
         path = (await b.contents.require_document(document_path))[0] if document_path is not None else None
@@ -212,7 +212,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         status: Annotated[str, Field(description="online, away, busy or offline.")] = "online",
         message: Annotated[str | None, Field(description="Note shown with it.")] = None,
     ) -> StatusResult:
-        """Set this agent's status; offline leaves every document until it acts again."""
+        """Set this agent's status; offline leaves all documents till it acts."""
         if status not in STATUSES:
             raise InvalidArgument(f"status {status!r} is not one of {', '.join(STATUSES)}")
         if message is not None and len(message) > MAX_MESSAGE:
@@ -221,7 +221,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         return StatusResult(status=status, message=message)
 
     async def get_user_cursors(ctx: Context, document_path: DocumentPath) -> UserCursors:
-        """Everyone's cursor in a document: cell id, 1-based line/column, selection."""
+        """Everyone's cursor in a document: cell, 1-based line/column, selection."""
         service().touch(b.actors.of(ctx))
         path, kind = await b.contents.require_document(document_path)
         rooms = open_rooms(path)
@@ -258,11 +258,11 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
     async def update_cursor_position(
         ctx: Context,
         document_path: DocumentPath,
-        position: Annotated[Position, Field(description="Caret position.")],
+        position: Annotated[Position, Field(description="Caret.")],
         cell_id: Annotated[str | None, Field(description="Cell (default: your cursor's).")] = None,
-        selection: Annotated[Selection | None, Field(description="Range to select; position is one end.")] = None,
+        selection: Annotated[Selection | None, Field(description="Selection; position is one end.")] = None,
     ) -> OkResult:
-        """Show this agent's cursor, and the agent, in a document."""
+        """Show this agent and its cursor in a document."""
         presence = service()
         actor = b.actors.of(ctx)
         path, kind = await b.contents.require_document(document_path)
@@ -302,7 +302,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         cell_id: Annotated[str | None, Field(description="Omit to stop pointing.")] = None,
         message: Annotated[str | None, Field(description="Label, max 200 chars.")] = None,
     ) -> OkResult:
-        """Point people at a cell with a label; it never moves their view."""
+        """Point people at a cell with a label; never moves their view."""
         message = message or ""
         if len(message) > MAX_POINT_MESSAGE:
             raise InvalidArgument(f"message has {len(message)} characters; at most {MAX_POINT_MESSAGE}: keep it short")
@@ -320,7 +320,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         document_path: OnlyDocument = None,
         limit: Annotated[int, Field(description="Entry limit (1-1000).")] = 20,
     ) -> Activities:
-        """Recent agent activity (edits, runs, broadcasts), newest first."""
+        """Recent agent activity (edits, runs, broadcasts)."""
         check_max("limit", limit, 1000)
         presence = service()
         presence.touch(b.actors.of(ctx))
@@ -347,7 +347,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         document_path: Annotated[str | None, Field(description="Document it is about.")] = None,
         metadata: Annotated[dict[str, Any] | None, Field(description="JSON object, max 4 KB.")] = None,
     ) -> OkResult:
-        """Tell people what this agent is doing (logged, shown in awareness)."""
+        """Tell people what this agent is doing (shown and logged)."""
         if not activity_type.strip() or len(activity_type) > 64:
             raise InvalidArgument("activity_type must be 1-64 characters, like 'analyzing' or 'reviewing'")
         if not description.strip() or len(description) > MAX_MESSAGE:
@@ -364,7 +364,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
     async def get_active_sessions(
         ctx: Context,
         document_path: OnlyDocument = None,
-        directory: Annotated[str | None, Field(description="Only documents in this directory.")] = None,
+        directory: Annotated[str | None, Field(description="Only under this directory.")] = None,
     ) -> CollabSessions:
         """Open document rooms (sessions) and who is in each."""
         service().touch(b.actors.of(ctx))
@@ -402,7 +402,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
             )
 
     async def join_session(ctx: Context, session_id: SessionId = None, document_path: SessionPath = None) -> JoinResult:
-        """Join a document's session: people see the agent as a collaborator."""
+        """Join a document's session (people see you in it)."""
         one_of(session_id, document_path)
         actor = b.actors.of(ctx)
         if document_path is not None:
@@ -424,7 +424,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         return JoinResult(session_id=room_id, document_path=room_path, participants=_participants(room))
 
     async def leave_session(ctx: Context, session_id: SessionId = None, document_path: SessionPath = None) -> OkResult:
-        """Leave a collaboration session until the agent acts there again."""
+        """Leave a session until the agent acts there again."""
         one_of(session_id, document_path)
         presence = service()
         actor = b.actors.of(ctx)

@@ -36,7 +36,7 @@ def document_tools(b: Backends) -> list[ToolSpec]:
         ] = None,
         max_results: MaxResults = 50,
     ) -> DocumentList:
-        """Files, notebooks and directories under the Jupyter root."""
+        """Files, notebooks and directories."""
         if max_results < 1 or max_results > 1000:
             raise InvalidArgument(f"max_results must be between 1 and 1000, got {max_results}")
         if file_type is not None and file_type not in _TYPES and not file_type.startswith("."):
@@ -74,7 +74,7 @@ def document_tools(b: Backends) -> list[ToolSpec]:
         )
 
     async def document_exists(ctx: Context, path: AnyPath) -> ExistsResult:
-        """Whether a path exists, and if it is a notebook, file or directory."""
+        """Whether a path exists, and what it is."""
         kind = await contents.kind(path)
         return ExistsResult(exists=kind is not None, type=kind)  # type: ignore[arg-type]
 
@@ -82,7 +82,7 @@ def document_tools(b: Backends) -> list[ToolSpec]:
         ctx: Context,
         path: Annotated[str, Field(description="New document.")],
         type: Annotated[
-            str | None, Field(description="file, markdown, notebook or directory; default: file (.ipynb: notebook).")
+            str | None, Field(description="file, markdown, notebook or directory (default: by extension).")
         ] = None,
         content: Annotated[str, Field(description="Initial text (notebook: a first markdown cell).")] = "",
         kernel_name: Annotated[str | None, Field(description="Notebook's kernel (list_kernelspecs).")] = None,
@@ -114,12 +114,12 @@ def document_tools(b: Backends) -> list[ToolSpec]:
         path: Annotated[str, Field(description="File or notebook path.")],
         copy_path: Annotated[str, Field(description="Free path in an existing directory.")],
     ) -> CopiedDocument:
-        """Copy a file or notebook as saved (save_notebook first for live edits)."""
+        """Copy a file or notebook as saved (save_notebook first)."""
         source, copy = await contents.copy(path, copy_path)
         return CopiedDocument(path=source, copy_path=copy)
 
     async def delete_document(ctx: Context, path: AnyPath) -> DeletedDocument:
-        """Delete a file, notebook or empty directory; people with it open keep an unsaved copy."""
+        """Delete a file, notebook or empty directory; open tabs keep an unsaved copy."""
         return DeletedDocument(deleted=await contents.delete(path))
 
     return [

@@ -162,7 +162,7 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
     async def execute_notebook_cell(
         ctx: Context, path: NotebookPath, cell_id: CellId = None, index: CellIndex = None, timeout: Timeout = 30
     ) -> ExecutionResult:
-        """Run a code cell in the shared kernel; outputs stream into the cell live."""
+        """Run a code cell in the shared kernel; outputs stream into it live."""
         check_timeout(timeout)
         path = await b.contents.require(path, "notebook")
         view = await b.rooms.notebook(path)
@@ -179,7 +179,7 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
         timeout: Timeout = 30,
         stop_on_error: Annotated[bool, Field(description="Stop at the first error.")] = True,
     ) -> ExecutionList:
-        """Run code cells in order in the shared kernel: cell_ids, a range's, or all."""
+        """Run code cells in order in the shared kernel: cell_ids, a range, or all."""
         check_timeout(timeout)
         path = await b.contents.require(path, "notebook")
         view = await b.rooms.notebook(path)
@@ -211,7 +211,7 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
         exec: Annotated[bool, Field(description="Then run all code cells; stops at an error.")] = False,
         timeout: Timeout = 30,
     ) -> KernelResult:
-        """Restart the notebook's kernel: its variables are lost."""
+        """Restart the notebook's kernel (variables are lost)."""
         check_timeout(timeout)
         path = await b.contents.require(path, "notebook")
         running = await b.kernels.kernel_for(path)
@@ -238,7 +238,7 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
         return with_images(result, run_images(runs), b.image_limits)  # type: ignore[return-value]
 
     async def interrupt_notebook_kernel(ctx: Context, path: NotebookPath) -> KernelResult:
-        """Interrupt the notebook's kernel (KeyboardInterrupt)."""
+        """Interrupt the notebook's kernel."""
         path = await b.contents.require(path, "notebook")
         running = await b.kernels.kernel_for(path)
         if running is None:

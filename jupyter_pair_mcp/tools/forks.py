@@ -51,14 +51,14 @@ def fork_tools(b: Backends) -> list[ToolSpec]:
         fork_id: ForkOf,
         discard: Annotated[bool, Field(description="Delete the fork afterwards.")] = True,
     ) -> MergeResult:
-        """Merge a fork into the live document as one edit; people's edits meanwhile survive."""
+        """Merge a fork into the live document as one edit; people's edits survive."""
         path, _ = await b.contents.require_document(path)
         refuse_in_review(b, ctx, None, "merge_document_fork")
         fork, edits = await forks(b).merge(fork_id, path, b.actors.of(ctx), discard=discard)
         return MergeResult(merged=True, fork_id=fork.fork_id, path=path, edits=edits, discarded=discard)
 
     async def discard_document_fork(ctx: Context, path: DocumentPath, fork_id: ForkOf) -> DiscardResult:
-        """Throw a fork away without merging it."""
+        """Discard a fork unmerged."""
         path, _ = await b.contents.require_document(path)
         fork = await forks(b).discard(fork_id, path, b.actors.of(ctx))
         return DiscardResult(discarded=True, fork_id=fork.fork_id)

@@ -139,7 +139,7 @@ def history_tools(b: Backends) -> list[ToolSpec]:
         )
 
     async def restore_document_version(ctx: Context, path: DocumentPath, version_id: VersionId) -> RestoreResult:
-        """Restore a document to a version, live; lists people's edits reverted."""
+        """Restore a version live; lists people's edits reverted."""
         path, kind = await b.contents.require_document(path)
         refuse_in_review(b, ctx, None, "restore_document_version")
         outcome = await service().restore(path, kind, version_id, b.actors.of(ctx))

@@ -97,7 +97,7 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
         path_prefix: Annotated[str, Field(description="Path prefix ('work/').")] = "",
         max_results: MaxResults = 50,
     ) -> NotebookList:
-        """Notebooks (.ipynb) and how many people have each open."""
+        """Notebooks and how many people have each open."""
         check_max("max_results", max_results, 1000)
         start, wanted = matcher(path_prefix)
         start = b.contents.normalize(start, allow_root=True)
@@ -269,7 +269,7 @@ def notebook_read_tools(b: Backends) -> list[ToolSpec]:
         cell_type: Annotated[str | None, Field(description="Only this cell type.")] = None,
         max_results: MaxResults = 50,
     ) -> SearchResult:
-        """Find text in cell sources (cell id, index, line, column)."""
+        """Find text in cell sources."""
         check_max("max_results", max_results, 1000)
         if cell_type is not None and cell_type not in ("code", "markdown", "raw"):
             raise InvalidArgument(f"cell_type {cell_type!r} is not one of code, markdown, raw")

@@ -108,6 +108,7 @@ class Backends:
     suggestions: Any = None  # jupyter_pair_mcp.services.suggestions.SuggestionService: review mode
     revisions: Revisions = field(default_factory=Revisions)
     audit: Any = None  # jupyter_pair_mcp.services.audit.AuditTrail: write and execute calls as Jupyter events
+    show: Any = None  # jupyter_pair_mcp.services.show.ShowRequests: show_in_jupyterlab's requests to people's tabs
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,7 @@ def text_tools(b: Backends) -> list[ToolSpec]:
         path: DocumentPath,
         file_type: Annotated[str | None, Field(description="notebook or file; default: detected.")] = None,
     ) -> SessionResult:
-        """Open or join the live room of a text file or notebook."""
+        """Open or join a text file's or notebook's live room."""
         path = b.contents.normalize(path)
         if file_type is not None and file_type not in _SESSION_TYPES:
             raise InvalidArgument(
@@ -136,7 +136,7 @@ def text_tools(b: Backends) -> list[ToolSpec]:
         fork_id: ForkId = None,
         propose: Propose = None,
     ) -> TextEditResult:
-        """Replace ranges at offsets of the text you read; typing since is kept."""
+        """Replace ranges of the text you read; typing since is kept."""
         ops = [TextOp(o.position, o.length, o.content) for o in operations]
         return await edit(ctx, path, ops, base_revision, fork_id, propose)
 
@@ -148,7 +148,7 @@ def text_tools(b: Backends) -> list[ToolSpec]:
         fork_id: ForkId = None,
         propose: Propose = None,
     ) -> TextEditResult:
-        """Insert text at offsets of the text you read; all or nothing."""
+        """Insert at offsets of the text you read; all or nothing."""
         ops = [TextOp(o.position, 0, o.content) for o in operations]
         return await edit(ctx, path, ops, base_revision, fork_id, propose)
 
@@ -159,7 +159,7 @@ def text_tools(b: Backends) -> list[ToolSpec]:
         base_revision: BaseRevision = None,
         fork_id: ForkId = None,
     ) -> TextEditResult:
-        """Delete ranges at offsets of the text you read; all or nothing."""
+        """Delete ranges of the text you read; all or nothing."""
         ops = [TextOp(o.position, o.length, "") for o in operations]
         return await edit(ctx, path, ops, base_revision, fork_id, False)
 

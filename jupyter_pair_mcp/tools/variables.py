@@ -26,7 +26,7 @@ LIST_CHARS = 200
 
 VariableName = Annotated[str, Field(description="Name (list_variables).")]
 Code = Annotated[str, Field(description="Code to run.")]
-ScratchTimeout = Annotated[float, Field(description="Seconds before interrupting (max 3600).")]
+ScratchTimeout = Annotated[float, Field(description="Seconds, then interrupt (max 3600).")]
 
 
 def variable_tools(b: Backends) -> list[ToolSpec]:
@@ -41,7 +41,7 @@ def variable_tools(b: Backends) -> list[ToolSpec]:
         return kernel.id
 
     async def list_variables(ctx: Context, path: NotebookPath) -> VariableList:
-        """The kernel's variables: type, short value, size or shape."""
+        """Kernel variables: type, short value, size or shape."""
         path = await b.contents.require(path, "notebook")
         found = await inspector.variables(await running_kernel(path), limit=LIST_LIMIT, chars=LIST_CHARS)
         return VariableList(
@@ -59,7 +59,7 @@ def variable_tools(b: Backends) -> list[ToolSpec]:
         return VariableDetail(path=path, via=via, **info)  # type: ignore[arg-type]
 
     async def execute_code(ctx: Context, path: NotebookPath, code: Code, timeout: ScratchTimeout = 30) -> ScratchResult:
-        """Run code in the notebook's kernel without a cell; outputs come back only to you."""
+        """Run code in the notebook's kernel, in no cell; outputs only to you."""
         check_timeout(timeout)
         path = await b.contents.require(path, "notebook")
         actor = b.actors.of(ctx)

@@ -126,7 +126,23 @@ class GrantsHandler(_Handler):
 
 
 class GrantHandler(GrantsHandler):
-    """``DELETE api/mcp/grants/<id>``: revoke one (its tokens stop working at once)."""
+    """``DELETE api/mcp/grants/<id>``: revoke one (its tokens stop working at once); ``PATCH`` with
+    ``{"may_move_view"}``: let its agent open documents in this person's JupyterLab (show_in_jupyterlab), or not."""
+
+    @web.authenticated
+    @_needs_read
+    async def patch(self, grant_id: str) -> None:
+        async def work() -> dict[str, Any]:
+            grant = self.store.grants.get(grant_id)
+            if grant is None or not self.mine(grant):
+                raise NotFound(f"no grant {grant_id!r} of yours")
+            allowed = self.body().get("may_move_view")
+            if not isinstance(allowed, bool):
+                raise InvalidArgument("'may_move_view' must be true or false")
+            grant = self.store.set_may_move_view(grant_id, allowed)
+            return {**grant.public(), "granted_by": grant.person_name or OWNER}
+
+        await self.answer(work)
 
     @web.authenticated
     @_needs_read
