@@ -25,7 +25,7 @@ from jupyter_pair_mcp.adapters.rooms.cellindex import cells_json
 from jupyter_pair_mcp.adapters.rooms.diskmerge import Merged, merge_notebook, merge_text
 from jupyter_pair_mcp.adapters.rooms.linear_ydoc import read_update
 from jupyter_pair_mcp.adapters.rooms.merge import MergeConflict, apply, apply_hunks, diff, rebase
-from jupyter_pair_mcp.adapters.rooms.saving import CellIds, SaveState, convert, state_of, take
+from jupyter_pair_mcp.adapters.rooms.saving import CellIds, OutOfStep, SaveState, convert, state_of, take
 from jupyter_pair_mcp.adapters.rooms.snapshot import is_notebook
 
 log = logging.getLogger(__name__)
@@ -81,8 +81,10 @@ async def _merge_reload(room: Any, cell_ids: CellIds, state: SaveState | None) -
     notebook = is_notebook(document)
     ids = await cell_ids(room) if notebook else list
     async with room._update_lock:  # as upstream's reload: no autosave starts while the room is rewritten
-        update, taken = take(room, state)
-        ours = await convert(room, state, update, taken)
+        try:
+            ours, _ = await convert(room, state, *take(room, state))
+        except OutOfStep:  # the copy was not the room's: this take encodes the room and seeds it anew
+            ours, _ = await convert(room, state, *take(room, state))
         if ours is None:  # repeated cell ids: get() repairs them in the live document
             ours = document.get()
         base_content = state.base_content if state is not None else None
