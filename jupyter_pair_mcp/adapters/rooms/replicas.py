@@ -229,9 +229,9 @@ class Replica:
 
     def flush(self) -> None:
         self._armed = False
-        if not self.pending or not self.seeded():
-            return
         updates, self.pending, self.pending_bytes = self.pending, [], 0
+        if not updates or not self.seeded():  # a copy lost: the next save seeds it with the whole document
+            return
         try:
             self.replicas.submit(_feed, self.key, None, updates)
         except BrokenProcessPool:
