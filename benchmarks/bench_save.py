@@ -16,6 +16,10 @@ p50 and p95 over ``--saves``:
 - ``update_loop`` / ``update_longest_step`` / ``update_total``: the way before (the whole document encoded on
   the loop, read in the scan worker from it);
 - ``free_read``: freeing what a save read, once it was written (on the loop, either way);
+- ``merge_all``: a file with every cell changed on disk, merged on a copy of the room instead of the room
+  (``reload._apply_notebook``, once): the update that takes the room there (MB), and applying it to the room,
+  one pycrdt call, so one loop step (CPU s): what a merge made off the loop would cost the loop if it came back
+  in one update;
 - ``worker_rss_mb``: the copy worker's resident memory before and after the copy was seeded (what a copy costs).
 """
 
@@ -37,9 +41,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import pycrdt  # noqa: E402
+from jupyter_ydoc import YNotebook  # noqa: E402
 
 from benchmarks.bench_open import notebook, open_once, summary  # noqa: E402
-from jupyter_pair_mcp.adapters.rooms import linear_ydoc  # noqa: E402
+from benchmarks.bench_reload import all_changed  # noqa: E402
+from jupyter_pair_mcp.adapters.rooms import linear_ydoc, reload  # noqa: E402
 from jupyter_pair_mcp.adapters.rooms.replicas import Replica, Replicas, worker_rss  # noqa: E402
 from jupyter_pair_mcp.adapters.rooms.scanning import Scanner  # noqa: E402
 
@@ -104,6 +110,20 @@ async def timed(work: Callable[[], Awaitable[Any]], pids: list[int | None], gcs:
     return time.thread_time() - loop - (gcs.cpu - collected), time.process_time() - total + workers
 
 
+async def merge_all(room: Any, value: dict[str, Any]) -> dict[str, float]:
+    """Every cell changed on disk, merged on a copy of ``room``; the difference applied to the room."""
+    replica = YNotebook(pycrdt.Doc())
+    replica.ydoc.apply_update(room.ydoc.get_update())
+    *_, ours = linear_ydoc._get(replica, True)
+    assert ours is not None
+    state = room.ydoc.get_state()
+    reload._apply_notebook(replica, [c["id"] for c in ours["cells"]], ours, all_changed(value))
+    update = replica.ydoc.get_update(state)
+    started = time.thread_time()
+    room.ydoc.apply_update(update)
+    return {"update_mb": round(len(update) / 2**20, 1), "apply_s": round(time.thread_time() - started, 3)}
+
+
 async def measure(cells: int, saves: int) -> dict[str, Any]:
     value = notebook(cells)
     _, room = await open_once(linear_ydoc._aset, value)
@@ -153,9 +173,11 @@ async def measure(cells: int, saves: int) -> dict[str, Any]:
         add("free_read", (time.thread_time() - started) / 2)
     await replicas.close()
     await scanner.close()
+    merged = await merge_all(room, value)
     found: dict[str, Any] = {
         "cells": cells,
         "cpu_s": {name: summary(t) for name, t in times.items()},
+        "merge_all": merged,
         "worker_rss_mb": {"before": round(before / 2**20), "after_copy": round(after / 2**20)},
     }
     dumps = found["cpu_s"]["json_dumps"]["p50"]
