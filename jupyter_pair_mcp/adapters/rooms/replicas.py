@@ -141,9 +141,10 @@ class Replicas:
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def broken(self, pool: ProcessPoolExecutor | None = None) -> None:
-        """The worker died (its tasks raised BrokenProcessPool): the next task starts a new one, with no copies."""
-        if pool is None or pool is self._pool:
+    def broken(self, pool: ProcessPoolExecutor | None) -> None:
+        """The worker died (``pool``'s tasks raised BrokenProcessPool): the next task starts a new one, with no
+        copies (nothing to do when ``pool`` was replaced already)."""
+        if pool is not None and pool is self._pool:
             log.warning("The notebook copy process stopped; big notebooks' copies are made again at their next save")
             old, self._pool = self._pool, None
             self.generation += 1
@@ -247,12 +248,13 @@ class Replica:
             future = asyncio.wrap_future(replicas.submit(_read, self.key, updates, state))
         except BrokenProcessPool:
             future = None
+        pool = replicas._pool  # the one it was sent to (a new one may replace it meanwhile)
 
         async def result() -> tuple[Any, bytes | None]:
             try:
                 status, value, update = await future if future is not None else ("lost", None, b"")
             except BrokenProcessPool:
-                replicas.broken()
+                replicas.broken(pool)
                 status, value, update = "lost", None, b""
             if status == "duplicates":
                 return None, None
