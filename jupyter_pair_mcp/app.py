@@ -200,7 +200,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
         outputs, so that converting every cell (pycrdt and json hold the GIL, ~40 ns per byte) does not
         stop the event loop. Spawned on first need; a notebook under 512 KiB encoded is read in the
         server's process. One more process keeps a copy of each open notebook over that size, fed its
-        changes, which its saves read (~5.5 MB of that process's memory per 1,000 cells). 0 reads every
+        changes, which its saves read (~5.6 MB of that process's memory per 1,000 cells). 0 reads every
         notebook in the server's process, copies none. Default: 1.""",
     ).tag(config=True)
 
