@@ -46,6 +46,11 @@ LOAD_WAIT = 30.0
 Read = Coroutine[Any, Any, "tuple[Any, bytes | None]"]
 
 
+#: A merge made on a big notebook's copy: awaited, (its updates, each a bounded number of cells, and the client id
+#: that wrote them); raises :class:`OutOfStep`.
+Merge = Coroutine[Any, Any, "tuple[list[bytes], int]"]
+
+
 class OutOfStep(Exception):
     """The room's copy in the worker was gone or not the room's document: read again (the copy is seeded anew)."""
 
@@ -58,6 +63,8 @@ class Copy(Protocol):
     def add(self, update: bytes) -> None: ...
 
     def read(self, state: bytes) -> Read: ...
+
+    def merge(self, ours: dict[str, Any], target: dict[str, Any]) -> Merge: ...
 
 
 class Reader(Protocol):
@@ -325,6 +332,7 @@ def _emit(room: Any, level: str, action: str | None, msg: str) -> None:
 __all__ = [
     "LOAD_WAIT",
     "Copy",
+    "Merge",
     "OutOfStep",
     "Read",
     "Reader",
