@@ -16,10 +16,9 @@ p50 and p95 over ``--saves``:
 - ``update_loop`` / ``update_longest_step`` / ``update_total``: the way before (the whole document encoded on
   the loop, read in the scan worker from it);
 - ``free_read``: freeing what a save read, once it was written (on the loop, either way);
-- ``merge_all``: a file with every cell changed on disk, merged on a copy of the room instead of the room
-  (``reload._apply_notebook``, once): the update that takes the room there (MB), and applying it to the room,
-  one pycrdt call, so one loop step (CPU s): what a merge made off the loop would cost the loop if it came back
-  in one update;
+- ``merge_all``: a file with every cell changed on disk (once): merged in the room as before (one loop step), or
+  on a copy as a big notebook's is now (the worker's CPU), its updates of ``MERGE_CELLS`` cells each applied to
+  the room (one loop step each: the longest, and all), against the same merge applied as one update;
 - ``worker_rss_mb``: the copy worker's resident memory before and after the copy was seeded (what a copy costs).
 """
 
@@ -45,7 +44,7 @@ from jupyter_ydoc import YNotebook  # noqa: E402
 
 from benchmarks.bench_open import notebook, open_once, summary  # noqa: E402
 from benchmarks.bench_reload import all_changed  # noqa: E402
-from jupyter_pair_mcp.adapters.rooms import linear_ydoc, reload  # noqa: E402
+from jupyter_pair_mcp.adapters.rooms import linear_ydoc, reload, replicas  # noqa: E402
 from jupyter_pair_mcp.adapters.rooms.replicas import Replica, Replicas, worker_rss  # noqa: E402
 from jupyter_pair_mcp.adapters.rooms.scanning import Scanner  # noqa: E402
 
@@ -111,17 +110,46 @@ async def timed(work: Callable[[], Awaitable[Any]], pids: list[int | None], gcs:
 
 
 async def merge_all(room: Any, value: dict[str, Any]) -> dict[str, float]:
-    """Every cell changed on disk, merged on a copy of ``room``; the difference applied to the room."""
-    replica = YNotebook(pycrdt.Doc())
-    replica.ydoc.apply_update(room.ydoc.get_update())
-    *_, ours = linear_ydoc._get(replica, True)
+    """Every cell changed on disk: merged in the room (one loop step, as before), or on a copy (in the worker, one
+    transaction per ``MERGE_CELLS`` cells), its updates applied to the room one per loop step, or whole."""
+    target = all_changed(value)
+    encoded = room.ydoc.get_update()
+
+    def clone() -> YNotebook:
+        copy = YNotebook(pycrdt.Doc())
+        copy.ydoc.apply_update(encoded)
+        return copy
+
+    in_room = clone()
+    *_, ours = linear_ydoc._get(in_room, True)
     assert ours is not None
-    state = room.ydoc.get_state()
-    reload._apply_notebook(replica, [c["id"] for c in ours["cells"]], ours, all_changed(value))
-    update = replica.ydoc.get_update(state)
+    ids = [c["id"] for c in ours["cells"]]
     started = time.thread_time()
-    room.ydoc.apply_update(update)
-    return {"update_mb": round(len(update) / 2**20, 1), "apply_s": round(time.thread_time() - started, 3)}
+    reload._apply_notebook(in_room, ids, ours, target)
+    found = {"in_room_step_s": round(time.thread_time() - started, 3)}
+    del in_room
+    state = room.ydoc.get_state()
+    replicas._COPIES["bench"] = copy = clone()
+    started = time.thread_time()
+    status, made, _ = replicas._merge("bench", [], ours, target, replicas.MERGE_CELLS)
+    found["on_copy_s"] = round(time.thread_time() - started, 3)
+    assert status == "merged"
+    whole = copy.ydoc.get_update(state)
+    del replicas._COPIES["bench"], copy
+    steps = []
+    for update in made:
+        started = time.thread_time()
+        room.ydoc.apply_update(update)
+        steps.append(time.thread_time() - started)
+    found |= {"updates": len(made), "longest_step_s": round(max(steps), 3), "steps_total_s": round(sum(steps), 3)}
+    other = clone()
+    started = time.thread_time()
+    other.ydoc.apply_update(whole)
+    found |= {
+        "whole_update_mb": round(len(whole) / 2**20, 1),
+        "whole_update_step_s": round(time.thread_time() - started, 3),
+    }
+    return found
 
 
 async def measure(cells: int, saves: int) -> dict[str, Any]:
