@@ -5,7 +5,9 @@ file over the room. The file, the room and the base (the file as the room last l
 :mod:`.saving`) are read, merged off the loop, and the difference between the room as read and the merge is
 applied to the live document as edits, in one transaction under the room's update lock: cells by id, a source as
 text edits rebased onto what was typed since the read (a person's typing always survives), the rest of a cell
-field by field. What the room kept that the file lacks is then saved at once.
+field by field. What the room kept that the file lacks is then saved at once. A big notebook's edits are made on
+its copy in the worker process instead (:mod:`.replicas`) and come back as updates of a bounded number of cells,
+one loop step each.
 """
 
 from __future__ import annotations
