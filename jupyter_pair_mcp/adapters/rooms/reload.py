@@ -162,9 +162,12 @@ def _apply_notebook(document: Any, live_ids: list[str], ours: dict[str, Any], ta
             pass
 
 
-def notebook_edits(document: Any, live_ids: list[str], ours: dict[str, Any], target: dict[str, Any]) -> Iterator[int]:
-    """:func:`_apply_notebook`'s edits, yielding after each step (the cells made or changed so far): the caller
-    holds the transaction (a copy of the room commits every few thousand cells, :mod:`.replicas`)."""
+def notebook_edits(
+    document: Any, live_ids: list[str], ours: dict[str, Any], target: dict[str, Any], chunk: int | None = None
+) -> Iterator[int]:
+    """:func:`_apply_notebook`'s edits, yielding after each step (the cells made, changed or deleted so far), a
+    range of deleted cells ``chunk`` at a time: the caller holds the transaction (a copy of the room commits every
+    ``chunk`` cells, :mod:`.replicas`)."""
     ycells = document.ycells
     read = {c["id"]: c for c in ours["cells"] if "id" in c}
     wanted = {c["id"]: c for c in target["cells"]}
@@ -205,7 +208,11 @@ def notebook_edits(document: Any, live_ids: list[str], ours: dict[str, Any], tar
         touched += 1
         return _update_cell(document, ycell, read[cell_id], wanted[cell_id])
 
-    for _ in resync.apply(ycells, steps, create, update, changed, budget):
+    def deleted(count: int) -> None:
+        nonlocal touched
+        touched += count
+
+    for _ in resync.apply(ycells, steps, create, update, changed, budget, chunk, deleted):
         yield touched
 
 
