@@ -328,3 +328,48 @@ async def test_a_file_put_back_to_an_older_version_is_written_again_not_merged(
         read = await call_tool(client, "get_notebook", path=path)
         assert [c["source"] for c in read["cells"]] == ["a = 2", "b = 2"]
     assert sources(jp_root_dir / path) == ["a = 2", "b = 2"]
+
+
+async def test_a_big_notebook_is_merged_on_its_copy_and_comes_back_in_bounded_steps(
+    mcp_client: Any, jp_root_dir: Path, jp_serverapp: Any, collaborator: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big notebook changed on disk under its open room is merged on its copy in the worker process
+    (adapters/rooms/replicas.py), not in the room in one loop step (every cell of 20,000 changed: 1.5 s), and comes
+    back in updates of a bounded number of cells, each applied in a loop step of its own. An agent's edit and a
+    person's typing not saved yet are kept; the history tells the change as the disk's."""
+    from jupyter_pair_mcp.adapters.rooms import reload, replicas
+
+    ydoc = jp_serverapp.extension_manager.extension_points["jupyter_server_ydoc"].app
+    ydoc.document_save_delay = 30  # the edits are not on disk yet when the file changes
+    extension = jp_serverapp.extension_manager.extension_points["jupyter_pair_mcp"].app
+    extension.rooms.save_interval = 0
+    monkeypatch.setattr(extension.rooms.scanner, "in_place_bytes", 0)  # every notebook is big
+    monkeypatch.setattr(replicas, "MERGE_CELLS", 3)
+    in_the_room: list[Any] = []
+    in_place = reload._apply_notebook
+    monkeypatch.setattr(reload, "_apply_notebook", lambda *args: in_the_room.append(in_place(*args)))
+    copies = extension.rooms._reader.replicas
+    path = "merged_big.ipynb"
+    ten = [{"cell_type": "code", "source": f"x = {i}", "id": f"c{i}"} for i in range(10)]
+    (jp_root_dir / path).write_text(notebook_json(ten))
+    async with mcp_client() as client, collaborator(path) as human:
+        await call_tool(client, "get_notebook_info", path=path)
+        update = {"path": path, "exec": False}
+        await call_tool(
+            client, "batch_update_notebook_cells", **update, updates=[{"cell_id": "c0", "content": "agent"}]
+        )
+        human.type_into(1, 0, "typed ")
+        await human.wait_until(lambda: human.sources()[:2] == ["agent", "typed x = 1"])
+        theirs = [dict(cell) for cell in ten[:2]] + [{**cell, "source": f"{cell['source']} # disk"} for cell in ten[2:]]
+        rewrite(jp_root_dir / path, notebook_json(theirs))
+        wanted = ["agent", "typed x = 1", *[f"x = {i} # disk" for i in range(2, 10)]]
+        await human.wait_until(lambda: human.sources() == wanted, limit=10)  # the poll merged it
+        assert (copies.merges, in_the_room) == (1, []), "merged on the copy, not in the room"
+        assert copies.merge_updates >= 3, "8 cells changed, 3 a step"
+        await stored(jp_serverapp, path)
+        history = await call_tool(client, "get_document_history", path=path, limit=50)
+        assert "disk" in [v["source"] for v in history["versions"]], history
+        assert (await call_tool(client, "save_notebook", path=path))["saved"] is True
+        await autosaved(jp_serverapp, path)
+        assert sources(jp_root_dir / path) == wanted
+    assert copies.seeds == 1 and copies.lost == 0, "the copy stayed the room's"

@@ -107,6 +107,36 @@ async def test_the_merge_is_applied_exactly(budget: int, monkeypatch: pytest.Mon
         assert nb.get()["cells"] == target["cells"]
 
 
+@pytest.mark.parametrize("budget", [0, 2, resync.WALK_BUDGET])
+async def test_a_merge_made_on_a_copy_comes_back_in_bounded_updates(
+    budget: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big notebook's merge is made on its copy (adapters/rooms/replicas.py), one transaction per few cells made,
+    changed or deleted, deleted ranges included: each update it sends back is one loop step of the room. Applied
+    to the room one by one, they make it the merge."""
+    from jupyter_pair_mcp.adapters.rooms import replicas
+
+    monkeypatch.setattr(resync, "WALK_BUDGET", budget)
+    rng = random.Random(budget)
+    for n in range(40):
+        ours = notebook([cell(i) for i in range(rng.randint(1, 40))])
+        target = changed(ours, rng, rng.randint(0, 12))
+        target["cells"] = target["cells"][: rng.randint(0, len(target["cells"]))]  # a tail deleted on disk
+        room = await live(ours)
+        key = f"merge{n}"
+        replicas._COPIES[key] = YNotebook(pycrdt.Doc())
+        replicas._COPIES[key].ydoc.apply_update(room.ydoc.get_update())
+        status, made, _ = replicas._merge(key, [], room.get(), target, 3)
+        del replicas._COPIES[key]
+        assert status == "merged"
+        for update in made:
+            cells = Walks(monkeypatch)
+            room.ydoc.apply_update(update)
+            assert cells.walked == 0
+        assert room.get()["cells"] == target["cells"]
+        assert len(made) >= (len(ours["cells"]) - len(target["cells"])) // 3, "deletions by 3 cells too"
+
+
 @pytest.mark.parametrize("budget", [0, resync.WALK_BUDGET])
 async def test_what_changed_in_the_room_since_the_read_stays(budget: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """A person's typing and a cell added while the merge ran off the loop survive it, moved or rebuilt."""

@@ -21,7 +21,7 @@ import pytest
 
 from benchmarks.jupyter_process import JupyterProcess
 
-from .conftest import notebook_json
+from .conftest import autosaved, call_tool, document_room, notebook_json, until
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc")
 
@@ -122,3 +122,39 @@ def test_the_scan_worker_ends_with_the_server(how: str, monkeypatch: pytest.Monk
         else:
             server.stop()
         until_gone(tree)
+
+
+async def test_a_copy_lost_with_its_worker_is_seeded_again(
+    mcp_client: Any, make_notebook: Any, extension: Any, jp_serverapp: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big notebook's save reads the copy of its document kept in the copy worker (adapters/rooms/replicas.py).
+    The worker killed (out of memory, say), the next save finds the copy gone, encodes the room once to seed it
+    in a new worker, and writes the live content; the save after reads the new copy again."""
+    monkeypatch.setattr(extension.rooms.scanner, "in_place_bytes", 0)  # every notebook is big
+    replicas = extension.rooms._reader.replicas
+    path = make_notebook("copied.ipynb", count=20)
+
+    async def edit_and_save(client: Any, n: int) -> None:
+        updates = [{"index": 0, "content": f"x = {n}"}]
+        await call_tool(client, "batch_update_notebook_cells", path=path, exec=False, updates=updates)
+        assert (await call_tool(client, "save_notebook", path=path))["saved"] is True
+        await autosaved(jp_serverapp, path)
+        room = document_room(jp_serverapp, path)
+        on_disk = json.loads((Path(jp_serverapp.root_dir) / path).read_text())
+        assert "".join(on_disk["cells"][0]["source"]) == f"x = {n}"
+        live = room._document.get()["cells"]
+        assert [(c["id"], "".join(c["source"])) for c in on_disk["cells"]] == [(c["id"], c["source"]) for c in live]
+
+    async with mcp_client() as client:
+        await edit_and_save(client, 1)
+        assert replicas.seeds == 1 and replicas.reads >= 1  # (the autosave after the edit may read it too)
+        first = replicas.pid()
+        assert first is not None
+        os.kill(first, signal.SIGKILL)
+        await until(lambda: (_stat(first) or (0, "Z"))[1] == "Z", what="the copy worker's end")
+        await edit_and_save(client, 2)
+        assert replicas.seeds == 2, "seeded again, once"
+        assert replicas.pid() not in (None, first)
+        reads = replicas.reads
+        await edit_and_save(client, 3)
+        assert replicas.seeds == 2 and replicas.reads > reads, "the new copy read, nothing encoded"

@@ -38,7 +38,6 @@ from jupyter_pair_mcp.adapters.rooms.history import (
     store_key,
 )
 from jupyter_pair_mcp.adapters.rooms.keepalive import KeptRooms
-from jupyter_pair_mcp.adapters.rooms.linear_ydoc import BigReader
 from jupyter_pair_mcp.adapters.rooms.notebook import NotebookView
 from jupyter_pair_mcp.adapters.rooms.opening import Explain, open_document
 from jupyter_pair_mcp.adapters.rooms.outline import Outline, OutlineCache
@@ -52,6 +51,7 @@ from jupyter_pair_mcp.adapters.rooms.persist import (
     write_room,
 )
 from jupyter_pair_mcp.adapters.rooms.problems import problem_rows
+from jupyter_pair_mcp.adapters.rooms.replicas import BigReader
 from jupyter_pair_mcp.adapters.rooms.saving import adopt
 from jupyter_pair_mcp.adapters.rooms.scanning import Scanner
 from jupyter_pair_mcp.adapters.rooms.textdoc import TextView
@@ -448,6 +448,7 @@ class RoomsAdapter:
     async def close(self) -> None:
         await self.disk.close()
         await self.scanner.close()
+        await self._reader.replicas.close()
         await self.kept.close()
         for room_id in list(self._indexes):
             self._forget(room_id)

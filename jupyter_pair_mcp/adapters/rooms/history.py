@@ -183,10 +183,16 @@ def people(room: Any, client_ids: list[int]) -> list[str] | None:
     return names
 
 
+#: The attribute of a room holding the client ids of its copies that made a reload's merge (:mod:`.replicas`):
+#: what they wrote is the room's own, as a merge made in the room is.
+MERGE_CLIENTS = "_pair_mcp_merge_clients"
+
+
 def _own(room: Any, update: bytes) -> bool:
     """Whether the room's own client wrote ``update`` (a person's keystroke applied meanwhile is theirs)."""
     ids = client_ids(update)
-    return not ids or ids == [getattr(getattr(room, "ydoc", None), "client_id", None)]
+    own = {getattr(getattr(room, "ydoc", None), "client_id", None), *getattr(room, MERGE_CLIENTS, ())}
+    return not ids or set(ids) <= own
 
 
 def read_rows(db_path: str, key: str, *, upto: int | None = None, updates: bool = False) -> list[Row]:

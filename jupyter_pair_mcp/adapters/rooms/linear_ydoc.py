@@ -30,7 +30,6 @@ from __future__ import annotations
 import copy
 import json
 import logging
-import sys
 import warnings
 from collections.abc import Awaitable, Callable, Iterator
 from importlib.metadata import version
@@ -99,28 +98,18 @@ def read_update(update: bytes, deduplicate: bool) -> dict[str, Any] | None:
     duplicate cell id (upstream gives it a new id in the live document: the caller reads it in place)."""
     notebook = YNotebook(Doc())
     notebook.ydoc.apply_update(update)
+    return read_copy(notebook, deduplicate)
+
+
+def read_copy(notebook: YNotebook, deduplicate: bool = True) -> dict[str, Any] | None:
+    """A copy of a room's notebook (in a worker process) as ``get`` gives it, the copy left as it was; None when it
+    has a non-identical duplicate cell id (upstream gives it a new id in the live document)."""
     try:
         *_, value = _get(notebook, deduplicate, copy=True)
     except _Duplicates:
         return None
     assert value is not None
     return value
-
-
-class BigReader:
-    """A big notebook read for its file in the scan worker process (the loop pays the encoding only)."""
-
-    def __init__(self, scanner: Scanner) -> None:
-        self.scanner = scanner
-
-    def big(self, update: bytes) -> bool:
-        return len(update) > self.limit()
-
-    def limit(self) -> int:
-        return self.scanner.in_place_bytes if self.scanner.processes > 0 else sys.maxsize
-
-    async def read(self, update: bytes) -> Any | None:
-        return await self.scanner.run(read_update, update, True)
 
 
 def _reader(scanner: Scanner) -> Callable[..., Awaitable[dict[str, Any]]]:

@@ -24,6 +24,7 @@ from tornado.web import HTTPError
 from jupyter_pair_mcp.adapters.rooms.diskmerge import Merged
 from jupyter_pair_mcp.adapters.rooms.reload import merge_reload
 from jupyter_pair_mcp.adapters.rooms.saving import (
+    OutOfStep,
     SaveState,
     acquire_patiently,
     convert,
@@ -134,17 +135,23 @@ async def _read(room: Any, state: SaveState | None) -> tuple[Any, bytes | None, 
     else the content is), and about its encoded size, read together,
     under the room's update lock (a load of the file ends first; TimeoutError past LOAD_WAIT when no reload runs)."""
     lock = room._update_lock
-    await acquire_patiently(room)
-    try:
-        update, taken = take(room, state)
-        read_for_write(room)
-    finally:
-        lock.release()
-    content = await convert(room, state, update, taken)
+    for attempt in (1, 2):
+        await acquire_patiently(room)
+        try:
+            update, taken = take(room, state)
+            read_for_write(room)
+        finally:
+            lock.release()
+        try:
+            content, read_from = await convert(room, state, update, taken)
+            break
+        except OutOfStep:  # the copy was not the room's: the second take encodes the room and seeds it anew
+            if attempt == 2:
+                raise
     if content is None:  # repeated cell ids: get() repairs them in the live document
         async with lock:
             content = room._document.get()
-    return content, update, taken_size(update, taken)
+    return content, read_from, taken_size(read_from, taken, state)
 
 
 async def _reload(room: Any, path: str) -> Merged | None:

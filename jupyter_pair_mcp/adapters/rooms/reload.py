@@ -5,7 +5,9 @@ file over the room. The file, the room and the base (the file as the room last l
 :mod:`.saving`) are read, merged off the loop, and the difference between the room as read and the merge is
 applied to the live document as edits, in one transaction under the room's update lock: cells by id, a source as
 text edits rebased onto what was typed since the read (a person's typing always survives), the rest of a cell
-field by field. What the room kept that the file lacks is then saved at once.
+field by field. What the room kept that the file lacks is then saved at once. A big notebook's edits are made on
+its copy in the worker process instead (:mod:`.replicas`) and come back as updates of a bounded number of cells,
+one loop step each.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,9 +25,10 @@ from pycrdt import Doc, Map, Text
 import jupyter_pair_mcp.adapters.rooms.resync as resync
 from jupyter_pair_mcp.adapters.rooms.cellindex import cells_json
 from jupyter_pair_mcp.adapters.rooms.diskmerge import Merged, merge_notebook, merge_text
+from jupyter_pair_mcp.adapters.rooms.history import MERGE_CLIENTS
 from jupyter_pair_mcp.adapters.rooms.linear_ydoc import read_update
 from jupyter_pair_mcp.adapters.rooms.merge import MergeConflict, apply, apply_hunks, diff, rebase
-from jupyter_pair_mcp.adapters.rooms.saving import CellIds, SaveState, convert, state_of, take
+from jupyter_pair_mcp.adapters.rooms.saving import CellIds, OutOfStep, SaveState, convert, state_of, take
 from jupyter_pair_mcp.adapters.rooms.snapshot import is_notebook
 
 log = logging.getLogger(__name__)
@@ -81,8 +84,10 @@ async def _merge_reload(room: Any, cell_ids: CellIds, state: SaveState | None) -
     notebook = is_notebook(document)
     ids = await cell_ids(room) if notebook else list
     async with room._update_lock:  # as upstream's reload: no autosave starts while the room is rewritten
-        update, taken = take(room, state)
-        ours = await convert(room, state, update, taken)
+        try:
+            ours, _ = await convert(room, state, *take(room, state))
+        except OutOfStep:  # the copy was not the room's: this take encodes the room and seeds it anew
+            ours, _ = await convert(room, state, *take(room, state))
         if ours is None:  # repeated cell ids: get() repairs them in the live document
             ours = document.get()
         base_content = state.base_content if state is not None else None
@@ -95,7 +100,8 @@ async def _merge_reload(room: Any, cell_ids: CellIds, state: SaveState | None) -
         try:
             if merged.content != ours:
                 if notebook:
-                    _apply_notebook(document, ids(), ours, merged.content)
+                    if not await _merge_on_copy(room, state, ours, merged.content):
+                        _apply_notebook(document, ids(), ours, merged.content)
                 else:
                     _apply_text(document, str(ours), str(merged.content))
         finally:
@@ -115,6 +121,25 @@ async def _merge_reload(room: Any, cell_ids: CellIds, state: SaveState | None) -
     return merged
 
 
+async def _merge_on_copy(room: Any, state: SaveState | None, ours: Any, target: Any) -> bool:
+    """A big notebook's merge made on its copy in the worker process (:mod:`.replicas`) and applied to the room one
+    update per loop step, each a bounded number of cells (applied whole, an update of every cell of 20,000 changed
+    holds the loop 0.27 s; made in the room, 1.5 s). The copy's updates are the room's own for its history (the
+    disk's reload). False when there is no copy, or it was lost: merge in the room."""
+    replica = state.replica if state is not None else None
+    if replica is None or not replica.seeded():
+        return False
+    try:
+        updates, client = await replica.merge(ours, target)
+    except OutOfStep:
+        return False
+    setattr(room, MERGE_CLIENTS, {*getattr(room, MERGE_CLIENTS, ()), client})
+    for update in updates:
+        room.ydoc.apply_update(update)
+        await asyncio.sleep(0)  # one update per loop step
+    return True
+
+
 def _apply_text(document: Any, ours: str, target: str) -> None:
     ytext = document._ysource
     live = str(ytext)
@@ -130,45 +155,65 @@ def _apply_text(document: Any, ours: str, target: str) -> None:
 
 def _apply_notebook(document: Any, live_ids: list[str], ours: dict[str, Any], target: dict[str, Any]) -> None:
     """Make the live notebook, which was ``ours`` when read (a person may have typed since), into ``target``, in
-    linear time (:mod:`.resync`: cells kept in place are changed field by field, the rest deleted or made)."""
+    linear time (:mod:`.resync`: cells kept in place are changed field by field, the rest deleted or made), in one
+    transaction."""
+    with document.ydoc.transaction():
+        for _ in notebook_edits(document, live_ids, ours, target):
+            pass
+
+
+def notebook_edits(
+    document: Any, live_ids: list[str], ours: dict[str, Any], target: dict[str, Any], chunk: int | None = None
+) -> Iterator[int]:
+    """:func:`_apply_notebook`'s edits, yielding after each step (the cells made, changed or deleted so far), a
+    range of deleted cells ``chunk`` at a time: the caller holds the transaction (a copy of the room commits every
+    ``chunk`` cells, :mod:`.replicas`)."""
     ycells = document.ycells
     read = {c["id"]: c for c in ours["cells"] if "id" in c}
     wanted = {c["id"]: c for c in target["cells"]}
-    with document.ydoc.transaction():
-        if target.get("metadata") != ours.get("metadata"):
-            metadata = copy.deepcopy(target.get("metadata", {}))
-            cast_all(metadata, int, float)
-            document._ymeta["metadata"] = Map(metadata)
-        for name in ("nbformat", "nbformat_minor"):
-            if target.get(name) != ours.get(name) and name in target:
-                document._ymeta[name] = float(target[name])
-        # Cells the merge removed (only those the read had: a cell added since stays).
-        live = [c for c in live_ids if not (c in read and c not in wanted)]
-        present = set(live)
-        # A cell of the read that is gone now was deleted since (by a person): it is not brought back.
-        order = [c["id"] for c in target["cells"] if c["id"] in present or c["id"] not in read]
-        final = _final_order(live, order)
-        changed = {c for c in final if c in present and c in read and c in wanted and read[c] != wanted[c]}
-        steps = resync.plan(list(live_ids), final, lambda cell_id: True)
-        budget = resync.WALK_BUDGET * max(len(live_ids), len(final))
-        moved = any(c in present for gap in steps.gaps for c in gap.insert)
-        cells: dict[str, dict[str, Any]] = {}
-        if moved or resync.cost(steps, changed) > budget:  # cells made anew from their live content: read it once
-            cells = {c["id"]: c for c in cells_json(ycells) if isinstance(c.get("id"), str)}
+    if target.get("metadata") != ours.get("metadata"):
+        metadata = copy.deepcopy(target.get("metadata", {}))
+        cast_all(metadata, int, float)
+        document._ymeta["metadata"] = Map(metadata)
+    for name in ("nbformat", "nbformat_minor"):
+        if target.get(name) != ours.get(name) and name in target:
+            document._ymeta[name] = float(target[name])
+    # Cells the merge removed (only those the read had: a cell added since stays).
+    live = [c for c in live_ids if not (c in read and c not in wanted)]
+    present = set(live)
+    # A cell of the read that is gone now was deleted since (by a person): it is not brought back.
+    order = [c["id"] for c in target["cells"] if c["id"] in present or c["id"] not in read]
+    final = _final_order(live, order)
+    changed = {c for c in final if c in present and c in read and c in wanted and read[c] != wanted[c]}
+    steps = resync.plan(list(live_ids), final, lambda cell_id: True)
+    budget = resync.WALK_BUDGET * max(len(live_ids), len(final))
+    moved = any(c in present for gap in steps.gaps for c in gap.insert)
+    cells: dict[str, dict[str, Any]] = {}
+    if moved or resync.cost(steps, changed) > budget:  # cells made anew from their live content: read it once
+        cells = {c["id"]: c for c in cells_json(ycells) if isinstance(c.get("id"), str)}
+    touched = 0
 
-        def create(cell_id: str) -> Any:
-            cell, before = wanted.get(cell_id), read.get(cell_id)
-            now = cells.get(cell_id)
-            if now is None or cell is None or (before is not None and before.get("cell_type") != cell.get("cell_type")):
-                return document.create_ycell(cell if cell is not None else now)
-            now.pop("execution_state", None)
-            return document.create_ycell(_merged_cell(now, before, cell) if cell_id in changed else now)
+    def create(cell_id: str) -> Any:
+        nonlocal touched
+        touched += 1
+        cell, before = wanted.get(cell_id), read.get(cell_id)
+        now = cells.get(cell_id)
+        if now is None or cell is None or (before is not None and before.get("cell_type") != cell.get("cell_type")):
+            return document.create_ycell(cell if cell is not None else now)
+        now.pop("execution_state", None)
+        return document.create_ycell(_merged_cell(now, before, cell) if cell_id in changed else now)
 
-        def update(ycell: Any, cell_id: str) -> bool:
-            return _update_cell(document, ycell, read[cell_id], wanted[cell_id])
+    def update(ycell: Any, cell_id: str) -> bool:
+        nonlocal touched
+        touched += 1
+        return _update_cell(document, ycell, read[cell_id], wanted[cell_id])
 
-        for _ in resync.apply(ycells, steps, create, update, changed, budget):
-            pass
+    def deleted(count: int) -> None:
+        nonlocal touched
+        touched += count
+
+    for _ in resync.apply(ycells, steps, create, update, changed, budget, chunk, deleted):
+        yield touched
 
 
 def _final_order(live: list[str], order: list[str]) -> list[str]:

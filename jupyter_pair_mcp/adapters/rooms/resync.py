@@ -105,6 +105,16 @@ def cost(steps: Plan, changed: set[str]) -> int:
     return sum(_step_cost(gap, anchor, changed) for gap, anchor in zip(steps.gaps, anchors, strict=True))
 
 
+def _delete(ycells: Any, start: int, stop: int, chunk: int | None, deleted: Callable[[int], None]) -> Iterator[None]:
+    """``del ycells[start:stop]``, by ``chunk`` cells from the last (None: at once), yielding after each."""
+    while stop > start:
+        first = max(start, stop - chunk) if chunk else start
+        del ycells[first:stop]
+        deleted(stop - first)
+        stop = first
+        yield None
+
+
 def apply(
     ycells: Any,
     steps: Plan,
@@ -112,12 +122,16 @@ def apply(
     update: Callable[[Any, str], bool],
     changed: set[str],
     budget: int,
+    delete_chunk: int | None = None,
+    deleted: Callable[[int], None] = lambda count: None,
 ) -> Iterator[int]:
     """Apply ``steps`` to ``ycells`` from the last gap to the first; yields the cells walked so far after each step.
 
     ``create(id)`` makes a new cell (a ``pycrdt.Map``) with its final content; ``update(ycell, id)`` changes a
     kept cell whose id is in ``changed`` in place (False: it cannot, it is replaced). Once the walks would pass
-    ``budget`` cells, everything before the current point is rebuilt from index 0 instead.
+    ``budget`` cells, everything before the current point is rebuilt from index 0 instead. A range of cells is
+    deleted ``delete_chunk`` cells at a time (``deleted(count)`` after each, then a yield): a copy of a room
+    commits its edits in bounded updates (:mod:`.replicas`), and a deletion costs the room a step per cell.
     """
     walked = 0
     index = len(steps.anchors)
@@ -136,7 +150,9 @@ def apply(
         for cell_id in reversed(gap.insert):  # before the cells they replace: an insert walks no deleted cell
             ycells.insert(gap.start, create(cell_id))
         if gap.stop > gap.start:
-            del ycells[gap.start + len(gap.insert) : gap.stop + len(gap.insert)]
+            start, stop = gap.start + len(gap.insert), gap.stop + len(gap.insert)
+            for _ in _delete(ycells, start, stop, delete_chunk, deleted):
+                yield walked
         yield walked
         index -= 1
     else:
@@ -157,8 +173,8 @@ def apply(
     for cell_id in reversed(rebuilt):  # at index 0, before the cells they replace: no walk
         ycells.insert(0, create(cell_id))
         yield walked
-    if stop:
-        del ycells[len(rebuilt) : len(rebuilt) + stop]
+    for _ in _delete(ycells, len(rebuilt), len(rebuilt) + stop, delete_chunk, deleted):
+        yield walked
 
 
 __all__ = ["WALK_BUDGET", "Gap", "Plan", "apply", "cost", "plan"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -41,8 +41,34 @@ STATE = "_pair_mcp_saving"
 LOAD_WAIT = 30.0
 
 
+#: A read of a big notebook from its copy: awaited, (the notebook, its copy's update: the next merge's base), or
+#: (None, None) for a repeated cell id (read it in the live room); raises :class:`OutOfStep`.
+Read = Coroutine[Any, Any, "tuple[Any, bytes | None]"]
+
+
+#: A merge made on a big notebook's copy: awaited, (its updates, each a bounded number of cells, and the client id
+#: that wrote them); raises :class:`OutOfStep`.
+Merge = Coroutine[Any, Any, "tuple[list[bytes], int]"]
+
+
+class OutOfStep(Exception):
+    """The room's copy in the worker was gone or not the room's document: read again (the copy is seeded anew)."""
+
+
+class Copy(Protocol):
+    """A big notebook's copy in the worker process, fed the room's updates (:mod:`.replicas`)."""
+
+    def seeded(self) -> bool: ...
+
+    def add(self, update: bytes) -> None: ...
+
+    def read(self, state: bytes) -> Read: ...
+
+    def merge(self, ours: dict[str, Any], target: dict[str, Any]) -> Merge: ...
+
+
 class Reader(Protocol):
-    """Reads a big notebook for its file from its Yjs update, off the loop (the scan worker process)."""
+    """Reads a big notebook for its file off the loop: from its copy, or from its Yjs update."""
 
     def big(self, update: bytes) -> bool: ...
 
@@ -51,6 +77,11 @@ class Reader(Protocol):
         ...
 
     async def read(self, update: bytes) -> Any | None: ...
+
+    def copy(self, replica: Any, update: bytes) -> Copy | None:
+        """``replica`` (a :class:`Copy` or None) seeded with the whole document's ``update``: the copy a big
+        notebook's next saves read; None when there is no worker."""
+        ...
 
 
 @dataclass
@@ -70,7 +101,8 @@ class SaveState:
     reloading: int = 0  # reloads of the file under way (from reading the file to the merge's last edit)
     encoded: int = 0  # bytes of the document's update when it was last encoded (its load, its last write)
     grown: int = 0  # bytes of the updates made to it since: with ``encoded``, its size, never encoded to measure it
-    subscription: Any = None  # the document observer that counts ``grown``
+    subscription: Any = None  # the document observer that counts ``grown`` and feeds ``replica``
+    replica: Copy | None = None  # a big notebook's copy in the worker process, which its saves read
 
     def size(self) -> int:
         """About the document's encoded size (an upper bound: updates that replaced content count whole)."""
@@ -112,9 +144,14 @@ def adopt(
     base = bytes(room.ydoc.get_update())
     state = SaveState(max_interval, base=base, cell_ids=cell_ids, reader=reader, encoded=len(base))
     setattr(room, STATE, state)
+    if reader is not None and is_notebook(room._document) and reader.big(base):
+        state.replica = reader.copy(None, base)  # the encoding done here seeds it: saves encode nothing more
 
     def grew(event: Any) -> None:
-        state.grown += len(event.update)
+        update = event.update
+        state.grown += len(update)
+        if state.replica is not None:
+            state.replica.add(update)
 
     state.subscription = room.ydoc.observe(grew)
     ref = weakref.ref(room)
@@ -223,11 +260,13 @@ async def autosave(room: Any, previous: asyncio.Task[None] | None, save_now: boo
 
 def take(room: Any, state: SaveState | None) -> tuple[bytes | None, Any]:
     """In one step, with the room's update lock held, what :func:`convert` makes the content from: a text's string,
-    a small notebook's JSON texts (its serialization, which a save needs anyway), or, for a big notebook, nothing
-    but its state as a Yjs update (pycrdt, ~2.5 ns a byte), converted in the scan worker: the loop pays the
-    encoding only. The update (None for a text or a small notebook: no whole-document encoding) is what the
-    next merge starts from; else the content is. Big is told by :meth:`SaveState.size` (the saver knows it
-    without encoding), by encoding for a room the saver does not know."""
+    a small notebook's JSON texts (its serialization, which a save needs anyway), or, for a big notebook, a read
+    of its copy in the worker process (:mod:`.replicas`), sent with the room's state vector: nothing proportional
+    to the document on the loop. A big notebook without a copy (its first big save, or its copy lost) is encoded
+    as a Yjs update (pycrdt, ~2.5 ns a byte), which seeds its copy and is converted in the scan worker. The update
+    (None for a text or a small notebook: no whole-document encoding) is what the next merge starts from; else
+    the content is. Big is told by :meth:`SaveState.size` (the saver knows it without encoding), by encoding for
+    a room the saver does not know."""
     document = room._document
     if not is_notebook(document):
         return None, document.get()
@@ -236,24 +275,37 @@ def take(room: Any, state: SaveState | None) -> tuple[bytes | None, Any]:
         return None, notebook_json(document)
     if state is not None and state.size() <= reader.limit():
         return None, notebook_json(document)
+    if state is not None and state.replica is not None and state.replica.seeded():
+        return None, state.replica.read(bytes(room.ydoc.get_state()))
     update = bytes(room.ydoc.get_update())
-    return update, (None if reader.big(update) else notebook_json(document))
+    if not reader.big(update):
+        return update, notebook_json(document)
+    if state is not None:
+        state.replica = reader.copy(state.replica, update)
+    return update, None
 
 
-async def convert(room: Any, state: SaveState | None, update: bytes | None, taken: Any) -> Any | None:
-    """The content :func:`take` read, as ``document.get()`` gives it (None: repeated cell ids, read it in place)."""
+async def convert(room: Any, state: SaveState | None, update: bytes | None, taken: Any) -> tuple[Any, bytes | None]:
+    """The content :func:`take` read, as ``document.get()`` gives it (None: repeated cell ids, read it in place),
+    and the update it was read from (None but for a big notebook). Raises :class:`OutOfStep` when the copy it
+    read was not the room's (take again: the copy is seeded anew)."""
     if not is_notebook(room._document):
-        return taken
+        return taken, update
+    if isinstance(taken, Coroutine):
+        content, update = await taken
+        return content, update
     if taken is None:
         assert state is not None and state.reader is not None and update is not None
-        return await state.reader.read(update)
-    return await asyncio.to_thread(notebook_content, *taken)
+        return await state.reader.read(update), update
+    return await asyncio.to_thread(notebook_content, *taken), update
 
 
-def taken_size(update: bytes | None, taken: Any) -> int:
+def taken_size(update: bytes | None, taken: Any, state: SaveState | None = None) -> int:
     """About the encoded size of what :func:`take` read (its JSON's for a small notebook: close enough)."""
     if update is not None:
         return len(update)
+    if isinstance(taken, Coroutine):  # a copy's read that left the reading to the room: the size known before
+        return state.size() if state is not None else 0
     if isinstance(taken, tuple):
         return sum(len(part) for part in taken)
     return len(str(taken))
@@ -279,6 +331,10 @@ def _emit(room: Any, level: str, action: str | None, msg: str) -> None:
 
 __all__ = [
     "LOAD_WAIT",
+    "Copy",
+    "Merge",
+    "OutOfStep",
+    "Read",
     "Reader",
     "SaveState",
     "acquire_patiently",

@@ -62,7 +62,7 @@ def _scan_update(update: bytes, fn: Callable[..., T], args: tuple[Any, ...], kwa
     return fn(cells_snapshot(ydoc), *args, **kwargs)
 
 
-def _worker_start() -> None:
+def worker_start() -> None:
     """In a new worker: ignore Ctrl-C (the server in front of it handles the interrupt and shuts the pool down),
     and end when the server process ends, however it ends."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -133,7 +133,7 @@ class Scanner:
         if self._pool is None:
             # spawn, never fork: the server runs threads (a forked copy of their locks can deadlock).
             context = multiprocessing.get_context("spawn")
-            self._pool = ProcessPoolExecutor(self.processes, mp_context=context, initializer=_worker_start)
+            self._pool = ProcessPoolExecutor(self.processes, mp_context=context, initializer=worker_start)
         return self._pool
 
     async def close(self, timeout: float = 5.0) -> None:
