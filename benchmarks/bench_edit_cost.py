@@ -8,6 +8,9 @@ room websocket (A and B). Each round is one cell's source replaced and seen by B
   calls ``batch_update_notebook_cells`` with the new source; the server merges it into the room and sends it
   to A and B.
 
+- **MCP floor**: the same session's ``ping`` (answered with one JSON body): what any MCP call over HTTP costs the
+  server before a tool does anything, for scale.
+
 It reports the server's CPU per round (user + system of the server process, all its threads, read from /proc
 before and after a block of rounds, blocks alternated so both see the same machine) and round-trip p50/p95,
 and the ratio agent / raw (target: <= 2).
@@ -56,8 +59,8 @@ async def bench_size(server: JupyterProcess, agent: RawSession, size: int, round
     index = size // 2
     cell_id = f"c{index}"
     counter = iter(range(10**9))
-    cpu: dict[str, list[float]] = {"raw": [], "agent": []}
-    wall: dict[str, list[float]] = {"raw": [], "agent": []}
+    cpu: dict[str, list[float]] = {"raw": [], "agent": [], "ping": []}
+    wall: dict[str, list[float]] = {"raw": [], "agent": [], "ping": []}
     async with (
         Collaborator(server.url, "/", server.token, path, sync_limit=600) as a,
         Collaborator(server.url, "/", server.token, path, sync_limit=600) as b,
@@ -70,13 +73,17 @@ async def bench_size(server: JupyterProcess, agent: RawSession, size: int, round
             await agent_round(agent, b, path, cell_id, index, text)
             await a.wait_until(lambda t=text: a.source(index) == t, limit=30)  # A edits from the latest text
         for _ in range(blocks):
-            for kind in ("raw", "agent"):
+            for kind in ("raw", "agent", "ping"):
                 if kind == "agent":  # the agent edits from what it read: read once per block, outside the count
                     await agent.call("get_notebook", path=path, cell_ids=[cell_id])
                 before = cpu_seconds(server.pid)
                 for _ in range(rounds):
                     text = f"value = {next(counter)}"
                     started = time.perf_counter()
+                    if kind == "ping":
+                        await agent.request("ping", {})
+                        wall[kind].append((time.perf_counter() - started) * 1000)
+                        continue
                     if kind == "raw":
                         await raw_round(a, b, index, text)
                     else:
@@ -89,6 +96,7 @@ async def bench_size(server: JupyterProcess, agent: RawSession, size: int, round
         "cells": size,
         "raw_cpu_ms": raw_cpu,
         "agent_cpu_ms": agent_cpu,
+        "ping_cpu_ms": statistics.median(cpu["ping"]),
         "cpu_ratio": agent_cpu / raw_cpu,
         "raw_round_trip": summary(wall["raw"]),
         "agent_round_trip": summary(wall["agent"]),
@@ -117,7 +125,9 @@ async def main() -> int:
                 r = results[-1]
                 print(
                     f"{size:>7} cells  server CPU per edit: raw Yjs {r['raw_cpu_ms']:.2f} ms, agent "
-                    f"{r['agent_cpu_ms']:.2f} ms ({r['cpu_ratio']:.2f}x; target <= 2)  round trip p50/p95: raw "
+                    f"{r['agent_cpu_ms']:.2f} ms ({r['cpu_ratio']:.2f}x; target <= 2), "
+                    f"MCP ping {r['ping_cpu_ms']:.2f} ms"
+                    f"  round trip p50/p95: raw "
                     f"{r['raw_round_trip']['p50']:.2f}/{r['raw_round_trip']['p95']:.2f} ms, agent "
                     f"{r['agent_round_trip']['p50']:.2f}/{r['agent_round_trip']['p95']:.2f} ms "
                     f"({r['round_trip_ratio']:.2f}x)",

@@ -22,6 +22,7 @@ import json
 import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable
+from sys import intern
 from typing import Any
 
 from pycrdt._base import process_event
@@ -84,7 +85,7 @@ def index_rows(snapshot: str) -> tuple[list[str], list[str], list[bool]]:
     """Ids, types and run state of every cell of a :func:`scanning.cells_snapshot` (safe in any process)."""
     cells = [c for c in json.loads(snapshot) if isinstance(c, dict)]
     ids = [str(c.get("id", "") or "") for c in cells]
-    kinds = [str(c.get("cell_type", "code")) for c in cells]
+    kinds = [intern(str(c.get("cell_type", "code"))) for c in cells]  # one str per type (pickled once too)
     ran = [c.get("execution_count") is not None for c in cells]
     return ids, kinds, ran
 
@@ -297,7 +298,7 @@ class CellIndex:
 
     def _learn(self, cell: Any) -> None:
         """Append one cell (a dict or a live cell map) at the end."""
-        kind = str(cell.get("cell_type", "code"))
+        kind = intern(str(cell.get("cell_type", "code")))
         ran = cell.get("execution_count") is not None
         cell_id = str(cell.get("id", "") or "")
         self._id_counts[cell_id] += 1
@@ -380,7 +381,7 @@ class CellIndex:
                 index = self._locate(str(cell.get("id", "") or ""))
                 if index is None or "cell_type" not in cell:
                     continue
-                kind, ran = str(cell.get("cell_type", "code")), cell.get("execution_count") is not None
+                kind, ran = intern(str(cell.get("cell_type", "code"))), cell.get("execution_count") is not None
                 self._totals[self._kinds[index]] -= 1
                 self._totals[kind] += 1
                 self._totals[_RAN] += ran - self._ran[index]
