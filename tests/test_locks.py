@@ -240,3 +240,25 @@ async def test_a_check_reads_the_cells_a_call_touches_never_every_cell(
         )
         await call_tool(client, "undo_agent_edits", path=path, count=2)
         assert whole_reads.n == before, "a lock check read every cell"
+
+
+async def test_a_restart_that_would_clear_or_run_a_locked_cell_is_refused_before_it_restarts(
+    mcp_client: Any, make_notebook: Any, collaborator: Any, jp_serverapp: Any
+) -> None:
+    """restart_notebook_kernel with clear_outputs or exec touches every code cell: with one locked, it is refused
+    before the kernel restarts (its variables survive, the locked cell keeps its outputs); a plain restart is a
+    kernel action and goes ahead."""
+    path = make_notebook("restart-locked.ipynb", CELLS)
+    async with collaborator(path) as human, mcp_client() as client:
+        await call_tool(client, "execute_notebook_cell", path=path, cell_id="c0")  # a = 1 in the kernel
+        await call_tool(client, "execute_code", path=path, code="kept = 41")
+        lock_cell(human, 1)
+        await received(jp_serverapp, human)
+        before = human.cells()
+        for arguments in ({"clear_outputs": True}, {"exec": True}, {"clear_outputs": True, "exec": True}):
+            refused(await tool_error(client, "restart_notebook_kernel", path=path, **arguments))
+        assert human.cells() == before, "a refused restart cleared or ran no cell"
+        survived = await call_tool(client, "execute_code", path=path, code="print(kept + 1)")
+        assert "42" in str(survived), "the kernel was not restarted"
+        await call_tool(client, "restart_notebook_kernel", path=path)
+        assert human.cells() == before

@@ -11,7 +11,7 @@ from mcp_types import CallToolResult, ImageContent, TextContent
 from pydantic import BaseModel, Field
 
 from jupyter_pair_mcp.adapters.rooms.cells import type_and_source
-from jupyter_pair_mcp.adapters.rooms.clearing import clear_in_edits
+from jupyter_pair_mcp.adapters.rooms.clearing import clear_in_edits, refuse_locked_code
 from jupyter_pair_mcp.errors import InvalidArgument, NotFound, PermissionDenied
 from jupyter_pair_mcp.models.results import (
     ExecutionList,
@@ -217,6 +217,9 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
         running = await b.kernels.kernel_for(path)
         if running is None:
             raise NotFound(f"no kernel is running for {path!r}: execute a cell to start one")
+        if clear_outputs or exec:  # a person's locked cell is neither cleared nor run: refused before the restart
+            doing = "clear and run" if clear_outputs and exec else "clear the outputs of" if clear_outputs else "run"
+            await refuse_locked_code(await b.rooms.notebook(path), b.rooms.scanner, doing)
         kernel = await b.kernels.restart(running.id, b.actors.of(ctx).name)  # named in the runs it ends
         if clear_outputs:  # in edits of bounded cost, as clear_notebook_outputs; the run's, not undoable
             await clear_in_edits(lambda: b.rooms.notebook(path), b.rooms.scanner, None, source="run")

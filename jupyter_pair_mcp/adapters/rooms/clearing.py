@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from jupyter_pair_mcp.adapters.rooms.cells import cells_text
-from jupyter_pair_mcp.adapters.rooms.locks import cell_lock, cell_refusal
+from jupyter_pair_mcp.adapters.rooms.locks import cell_lock, cell_refusal, first_locked_code
 from jupyter_pair_mcp.adapters.rooms.notebook import NotebookView
 from jupyter_pair_mcp.adapters.rooms.scanning import Scanner
 from jupyter_pair_mcp.errors import NotFound
@@ -135,3 +135,12 @@ async def clear_in_edits(
         cleared.extend(done)
         await asyncio.sleep(0)
     return cleared, edits
+
+
+async def refuse_locked_code(view: NotebookView, scanner: Scanner, doing: str) -> None:
+    """Refuse ``doing`` (a kernel restart that clears or runs every code cell) before it starts, when a person
+    locked the notebook or any code cell: one scan, off the loop for a big notebook."""
+    view.check_document(doing)
+    locked = await scanner.scan(view.ydoc, first_locked_code)
+    if locked is not None:
+        raise cell_refusal(locked[1], locked[0], locked[2], doing)

@@ -86,3 +86,14 @@ def locked_in_snapshot(snapshot: str, cell_ids: set[str]) -> list[tuple[int, str
             if lock is not None:
                 found.append((index, str(cell.get("id", "")), lock))
     return found
+
+
+def first_locked_code(snapshot: str) -> tuple[int, str, dict[str, str]] | None:
+    """(index, id, lock) of the first code cell a person locked in a :func:`scanning.cells_snapshot`, if any (safe
+    in any process): what a kernel restart that clears or runs every cell must not touch."""
+    for index, cell in enumerate(json.loads(snapshot)):
+        if isinstance(cell, dict) and cell.get("cell_type") == "code":
+            lock = cell_lock(cell)
+            if lock is not None:
+                return index, str(cell.get("id", "")), lock
+    return None
