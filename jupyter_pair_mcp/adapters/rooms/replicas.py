@@ -38,11 +38,12 @@ from jupyter_ydoc import YNotebook
 from pycrdt import Doc
 
 from jupyter_pair_mcp.adapters.rooms.cellindex import cells_json
-from jupyter_pair_mcp.adapters.rooms.copybudget import CopyBudget
+from jupyter_pair_mcp.adapters.rooms.copybudget import MAX_BYTES, CopyBudget
 from jupyter_pair_mcp.adapters.rooms.linear_ydoc import read_copy, read_update
 from jupyter_pair_mcp.adapters.rooms.reload import notebook_edits
 from jupyter_pair_mcp.adapters.rooms.saving import Merge, OutOfStep, Read
 from jupyter_pair_mcp.adapters.rooms.scanning import Scanner, worker_start
+from jupyter_pair_mcp.adapters.rooms.updates import state_vector
 
 log = logging.getLogger(__name__)
 
@@ -57,33 +58,9 @@ MERGE_CELLS = 1000
 #: Pending bytes past which they are sent at once (a big paste, a reload's merge): the list does not pile up.
 FLUSH_BYTES = 4 << 20
 
-#: Encoded bytes of the copies held together by default (``max_replica_bytes``): a copy takes ~23 times its encoded
-#: size of the worker's memory (563 MB for 100,000 cells of 24.6 MB encoded), so ~1.5 GB at most, two and a half
-#: notebooks of 100,000 cells, or about the memory their rooms take in the server anyway.
-MAX_BYTES = 64 << 20
-
 # -- in the worker process -------------------------------------------------------------------------------------
 
 _COPIES: dict[str, YNotebook] = {}
-
-
-def state_vector(state: bytes) -> dict[int, int]:
-    """A Yjs state vector decoded (varint count, then client id and clock pairs): the encoding's order of clients
-    is a hash map's, so two equal states may differ in bytes."""
-    position = 0
-
-    def varint() -> int:
-        nonlocal position
-        value = shift = 0
-        while True:
-            byte = state[position]
-            position += 1
-            value |= (byte & 0x7F) << shift
-            shift += 7
-            if byte < 0x80:
-                return value
-
-    return {varint(): varint() for _ in range(varint())}
 
 
 def _feed(key: str, seed: bytes | None, updates: list[bytes]) -> bool:
@@ -192,6 +169,11 @@ class Replicas:
             self._send_drops()
         return held
 
+    def release(self, key: str) -> None:
+        """``key``'s room closed: its copy is freed in the worker now."""
+        self.budget.gone(key)
+        self._send_drops()
+
     def submit(self, fn: Any, *args: Any) -> Future[Any]:
         """``fn(*args)`` in the worker, after every task sent before (a broken worker is replaced once)."""
         for attempt in (1, 2):
@@ -271,8 +253,7 @@ class Replica:
         """The room closed: the copy is freed in the worker now (its room may be collected much later)."""
         self.generation = -1
         self.pending, self.pending_bytes = [], 0
-        self.replicas.budget.gone(self.key)
-        self.replicas._send_drops()
+        self.replicas.release(self.key)
 
     def seeded(self) -> bool:
         replicas = self.replicas
@@ -419,4 +400,4 @@ class BigReader:
         return replica
 
 
-__all__ = ["BigReader", "Replica", "Replicas", "state_vector", "worker_rss"]
+__all__ = ["BigReader", "Replica", "Replicas", "worker_rss"]

@@ -277,8 +277,9 @@ def take(room: Any, state: SaveState | None) -> tuple[bytes | None, Any]:
     """In one step, with the room's update lock held, what :func:`convert` makes the content from: a text's string,
     a small notebook's JSON texts (its serialization, which a save needs anyway), or, for a big notebook, a read
     of its copy in the worker process (:mod:`.replicas`), sent with the room's state vector: nothing proportional
-    to the document on the loop. A big notebook without a copy (its first big save, or its copy lost) is encoded
-    as a Yjs update (pycrdt, ~2.5 ns a byte), which seeds its copy and is converted in the scan worker. The update
+    to the document on the loop. A big notebook without a copy (its first big save, its copy lost, or dropped for
+    ``max_replica_bytes``) is encoded as a Yjs update (pycrdt, ~2.5 ns a byte), which seeds its copy and is
+    converted in the scan worker. The update
     (None for a text or a small notebook: no whole-document encoding) is what the next merge starts from; else
     the content is. Big is told by :meth:`SaveState.size` (the saver knows it without encoding), by encoding for
     a room the saver does not know."""
