@@ -250,7 +250,7 @@ class Replica:
         weakref.finalize(self, replicas.drop, self.key, self._loop)
 
     def release(self) -> None:
-        """The room closed: the copy is freed in the worker now (its room may be collected much later)."""
+        """The room closed: the copy is freed in the worker now (the room waits for Python's cyclic collector)."""
         self.generation = -1
         self.pending, self.pending_bytes = [], 0
         self.replicas.release(self.key)
