@@ -202,8 +202,8 @@ class JupyterPairMCP(Limits, ExtensionApp):
         outputs, so that converting every cell (pycrdt and json hold the GIL, ~40 ns per byte) does not
         stop the event loop. Spawned on first need; a notebook under 512 KiB encoded is read in the
         server's process. One more process keeps a copy of each open notebook over that size, fed its
-        changes, which its saves read (~5.6 MB of that process's memory per 1,000 cells). 0 reads every
-        notebook in the server's process, copies none. Default: 1.""",
+        changes, which its saves read (~5.6 MB of that process's memory per 1,000 cells; bounded by
+        max_replica_bytes). 0 reads every notebook in the server's process, copies none. Default: 1.""",
     ).tag(config=True)
 
     linear_notebook_load = Bool(
@@ -424,6 +424,7 @@ class JupyterPairMCP(Limits, ExtensionApp):
             max_kept_size=self.max_kept_rooms_size,
             save_interval=self.max_save_interval,
             max_history_cache_bytes=self.max_history_cache_bytes,
+            max_replica_bytes=self.max_replica_bytes,
         )
         self._linear_ydoc = self.linear_notebook_load and linear_ydoc.install(self.rooms.scanner)
         self.history = HistoryService(self.rooms, fold_interval=self.history_fold_interval)

@@ -118,6 +118,18 @@ class Limits(Configurable):
         needed. Default: 64 MiB.""",
     ).tag(config=True)
 
+    max_replica_bytes = Int(
+        64 * 1024 * 1024,
+        help="""Encoded bytes the copies of big notebooks kept in the copy worker process (see scan_processes)
+        may take together. A copy is fed its room's changes so that a save reads it and encodes nothing on the
+        event loop; it takes ~23 times its encoded size of that process's memory (a 100 000-cell notebook of
+        code cells: 24.6 MB encoded, 563 MB). Past the bound the least recently saved or edited copy is
+        dropped, and its room is saved as without a copy (encoded on the loop, ~2.5 ns a byte), which copies
+        it again; a notebook past the bound alone gets no copy. Copies are past 512 KiB each, so at most
+        max_replica_bytes / 512 KiB are kept. 0: no bound. Default: 64 MiB (~1.5 GB of that process's memory
+        at most).""",
+    ).tag(config=True)
+
     max_forks = Int(
         20,
         help="""Forks (fork_document) the server holds at once; beyond it new forks are refused until some are

@@ -51,7 +51,7 @@ from jupyter_pair_mcp.adapters.rooms.persist import (
     write_room,
 )
 from jupyter_pair_mcp.adapters.rooms.problems import problem_rows
-from jupyter_pair_mcp.adapters.rooms.replicas import BigReader
+from jupyter_pair_mcp.adapters.rooms.replicas import BigReader, Replicas
 from jupyter_pair_mcp.adapters.rooms.saving import adopt
 from jupyter_pair_mcp.adapters.rooms.scanning import Scanner
 from jupyter_pair_mcp.adapters.rooms.textdoc import TextView
@@ -117,6 +117,7 @@ class RoomsAdapter:
         max_kept_size: int = 256 << 20,
         save_interval: float = 5.0,
         max_history_cache_bytes: int = 64 << 20,
+        max_replica_bytes: int = 64 << 20,
     ) -> None:
         self.serverapp = serverapp
         self.explain = explain
@@ -128,7 +129,7 @@ class RoomsAdapter:
         self.recorder = HistoryRecorder(self.journal, self._authors)
         self.disk = DiskWatch(self._room)
         self.scanner = Scanner(scan_processes)
-        self._reader = BigReader(self.scanner)
+        self._reader = BigReader(self.scanner, Replicas(max_replica_bytes))
         self._db_path: str | None = None
         self._metadata = MetadataCache(max_bytes=max_history_cache_bytes)
         self._ystore_configured = False

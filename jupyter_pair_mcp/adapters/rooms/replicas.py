@@ -13,7 +13,10 @@ The copies live in a process of their own (:class:`Replicas`, one worker, tasks 
 applied as they were sent), not in the scan pool, whose tasks go to any of its processes. A worker that died
 (killed, out of memory) loses every copy: the room's next save finds it gone and seeds it again, encoding on the
 loop once (counted in :attr:`Replicas.seeds` and :attr:`Replicas.lost`). Only big notebooks (past the scanner's
-in-place bound) get a copy: a small one's save reads its JSON on the loop, which the write needs anyway.
+in-place bound) get a copy: a small one's save reads its JSON on the loop, which the write needs anyway. The copies
+together are bounded by their encoded bytes (``max_replica_bytes``, :mod:`.copybudget`): past it the least recently
+saved or edited copy is dropped, and its room is saved as one without a copy (encoded on the loop, which seeds its
+copy again); a notebook past the bound alone gets none. A room gone (closed, collected) drops its copy.
 """
 
 from __future__ import annotations
@@ -35,10 +38,12 @@ from jupyter_ydoc import YNotebook
 from pycrdt import Doc
 
 from jupyter_pair_mcp.adapters.rooms.cellindex import cells_json
+from jupyter_pair_mcp.adapters.rooms.copybudget import MAX_BYTES, CopyBudget
 from jupyter_pair_mcp.adapters.rooms.linear_ydoc import read_copy, read_update
 from jupyter_pair_mcp.adapters.rooms.reload import notebook_edits
 from jupyter_pair_mcp.adapters.rooms.saving import Merge, OutOfStep, Read
 from jupyter_pair_mcp.adapters.rooms.scanning import Scanner, worker_start
+from jupyter_pair_mcp.adapters.rooms.updates import state_vector
 
 log = logging.getLogger(__name__)
 
@@ -56,25 +61,6 @@ FLUSH_BYTES = 4 << 20
 # -- in the worker process -------------------------------------------------------------------------------------
 
 _COPIES: dict[str, YNotebook] = {}
-
-
-def state_vector(state: bytes) -> dict[int, int]:
-    """A Yjs state vector decoded (varint count, then client id and clock pairs): the encoding's order of clients
-    is a hash map's, so two equal states may differ in bytes."""
-    position = 0
-
-    def varint() -> int:
-        nonlocal position
-        value = shift = 0
-        while True:
-            byte = state[position]
-            position += 1
-            value |= (byte & 0x7F) << shift
-            shift += 7
-            if byte < 0x80:
-                return value
-
-    return {varint(): varint() for _ in range(varint())}
 
 
 def _feed(key: str, seed: bytes | None, updates: list[bytes]) -> bool:
@@ -156,7 +142,8 @@ def worker_rss() -> tuple[int, int]:
 class Replicas:
     """The worker process holding the copies: one process, its tasks run in the order they were sent."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_bytes: int = MAX_BYTES) -> None:
+        self.budget = CopyBudget(max_bytes)  # the copies held in the worker now (this generation's), by key
         self.generation = 0  # bumped when the worker is replaced: copies of an older one are gone
         self.seeds = 0  # whole documents encoded on the loop and sent (a room's first, and after a loss)
         self.lost = 0  # copies found gone or out of step at a save (then seeded again)
@@ -165,15 +152,35 @@ class Replicas:
         self.merge_updates = 0  # the updates they came back in (one loop step each)
         self.closed = False
         self._pool: ProcessPoolExecutor | None = None
-        self._dropped: list[str] = []
+
+    @property
+    def copies(self) -> int:  # copies held in the worker now (``budget.evicted``: dropped for the bound)
+        return self.budget.copies
+
+    @property
+    def copy_bytes(self) -> int:  # their encoded bytes together (as last read, plus the updates fed since)
+        return self.budget.bytes
+
+    def used(self, key: str, size: int, grown: bool) -> bool:
+        """``key``'s copy was fed (``size`` bytes more) or read (``size`` bytes): whether it is still held; the copies
+        dropped for the bound are freed now."""
+        held = self.budget.used(key, size, grown)
+        if self.budget.dropping:
+            self._send_drops()
+        return held
+
+    def release(self, key: str) -> None:
+        """``key``'s room closed: its copy is freed in the worker now."""
+        self.budget.gone(key)
+        self._send_drops()
 
     def submit(self, fn: Any, *args: Any) -> Future[Any]:
         """``fn(*args)`` in the worker, after every task sent before (a broken worker is replaced once)."""
         for attempt in (1, 2):
             pool = self._ensure_pool()
             try:
-                if self._dropped:
-                    dropped, self._dropped = self._dropped, []
+                dropped = self.budget.take_drops()
+                if dropped:
                     pool.submit(_drop, dropped)
                 return pool.submit(fn, *args)
             except BrokenProcessPool:
@@ -189,20 +196,21 @@ class Replicas:
             log.warning("The notebook copy process stopped; big notebooks' copies are made again at their next save")
             old, self._pool = self._pool, None
             self.generation += 1
+            self.budget.clear()
             if old is not None:
                 old.shutdown(wait=False, cancel_futures=True)
 
     def drop(self, key: str, loop: asyncio.AbstractEventLoop) -> None:
         """A room's copy is no longer needed (its room went). A finalizer calls it, at any point of any thread: it
         takes note, and the loop sends the note (with the next task, or on its own)."""
-        self._dropped.append(key)
+        self.budget.gone(key)
         with contextlib.suppress(RuntimeError):  # the loop is closed: the worker goes with the server
             loop.call_soon_threadsafe(self._send_drops)
 
     def _send_drops(self) -> None:
         pool = self._pool
-        if self._dropped and pool is not None:
-            dropped, self._dropped = self._dropped, []
+        dropped = self.budget.take_drops()
+        if dropped and pool is not None:
             with contextlib.suppress(BrokenProcessPool, RuntimeError):
                 pool.submit(_drop, dropped)
 
@@ -220,6 +228,7 @@ class Replicas:
 
     async def close(self, timeout: float = 5.0) -> None:
         self.closed = True
+        self.budget.clear()
         pool, self._pool = self._pool, None
         if pool is not None:
             with contextlib.suppress(TimeoutError):
@@ -240,19 +249,34 @@ class Replica:
         self._armed = False
         weakref.finalize(self, replicas.drop, self.key, self._loop)
 
+    def release(self) -> None:
+        """The room closed: the copy is freed in the worker now (the room waits for Python's cyclic collector)."""
+        self.generation = -1
+        self.pending, self.pending_bytes = [], 0
+        self.replicas.release(self.key)
+
     def seeded(self) -> bool:
-        return self.generation == self.replicas.generation and not self.replicas.closed
+        replicas = self.replicas
+        return self.generation == replicas.generation and not replicas.closed and self.key in replicas.budget
 
     def seed(self, update: bytes) -> None:
-        """The copy made anew from the room's whole ``update``, encoded in this same step (nothing between)."""
+        """The copy made anew from the room's whole ``update``, encoded in this same step (nothing between), unless
+        the notebook alone is past the bound (then it has none)."""
         self.pending, self.pending_bytes = [], 0
-        try:
-            self.replicas.submit(_feed, self.key, update, [])
-        except BrokenProcessPool:
+        replicas = self.replicas
+        if not replicas.budget.admit(self.key, len(update)):
             self.generation = -1
             return
-        self.generation = self.replicas.generation
-        self.replicas.seeds += 1
+        try:
+            replicas.submit(_feed, self.key, update, [])  # the copies dropped to make room are freed first
+        except BrokenProcessPool:
+            self.generation = -1
+            replicas.budget.discard(self.key)
+            return
+        if self.key not in replicas.budget:  # a worker found dead on the way was replaced (no copies held now)
+            replicas.budget.admit(self.key, len(update))
+        self.generation = replicas.generation
+        replicas.seeds += 1
 
     def add(self, update: bytes) -> None:
         """The room's document changed (its observer, in the transaction's thread): the update goes to the copy."""
@@ -260,6 +284,10 @@ class Replica:
             return
         if threading.get_ident() != self._thread:  # never seen: a copy that cannot tell the order is seeded anew
             self.generation = -1
+            return
+        if not self.replicas.used(self.key, len(update), grown=True):  # dropped for the bound, or lost
+            self.generation = -1
+            self.pending, self.pending_bytes = [], 0
             return
         self.pending.append(update)
         self.pending_bytes += len(update)
@@ -301,6 +329,7 @@ class Replica:
                 replicas.lost += 1
                 if self.generation == generation:
                     self.generation = -1
+                    replicas.budget.discard(self.key)
                 raise OutOfStep(status)
             replicas.merges += 1
             replicas.merge_updates += len(made)
@@ -332,7 +361,10 @@ class Replica:
                 replicas.lost += 1
                 if self.generation == generation:
                     self.generation = -1
+                    replicas.budget.discard(self.key)
                 raise OutOfStep(status)
+            if self.generation == generation == replicas.generation:
+                replicas.used(self.key, len(update), grown=False)  # its exact size now, and saved: used
             return value, update
 
         return result()
@@ -368,4 +400,4 @@ class BigReader:
         return replica
 
 
-__all__ = ["BigReader", "Replica", "Replicas", "state_vector", "worker_rss"]
+__all__ = ["BigReader", "Replica", "Replicas", "worker_rss"]

@@ -66,6 +66,8 @@ class Copy(Protocol):
 
     def merge(self, ours: dict[str, Any], target: dict[str, Any]) -> Merge: ...
 
+    def release(self) -> None: ...
+
 
 class Reader(Protocol):
     """Reads a big notebook for its file off the loop: from its copy, or from its Yjs update."""
@@ -168,6 +170,19 @@ def adopt(
 
     room._maybe_save_document = maybe_save
     room._on_outofband_change = on_file_change
+    stop = room.stop
+
+    async def stopped() -> None:
+        """The room closed: its copy is freed now. Not left to the room's collection: its bound methods and tasks
+        reference it, so only Python's cyclic collector frees it, maybe much later (a copy was seen held 30 s)."""
+        try:
+            await stop()
+        finally:
+            if state.replica is not None:
+                state.replica.release()
+                state.replica = None
+
+    room.stop = stopped
     loader = getattr(room, "_file", None)
     if loader is not None:  # the loader calls what it was given at the room's creation: give it ours
         loader.observe(room.room_id, on_file_change, room._on_filepath_change)
@@ -262,8 +277,9 @@ def take(room: Any, state: SaveState | None) -> tuple[bytes | None, Any]:
     """In one step, with the room's update lock held, what :func:`convert` makes the content from: a text's string,
     a small notebook's JSON texts (its serialization, which a save needs anyway), or, for a big notebook, a read
     of its copy in the worker process (:mod:`.replicas`), sent with the room's state vector: nothing proportional
-    to the document on the loop. A big notebook without a copy (its first big save, or its copy lost) is encoded
-    as a Yjs update (pycrdt, ~2.5 ns a byte), which seeds its copy and is converted in the scan worker. The update
+    to the document on the loop. A big notebook without a copy (its first big save, its copy lost, or dropped for
+    ``max_replica_bytes``) is encoded as a Yjs update (pycrdt, ~2.5 ns a byte), which seeds its copy and is
+    converted in the scan worker. The update
     (None for a text or a small notebook: no whole-document encoding) is what the next merge starts from; else
     the content is. Big is told by :meth:`SaveState.size` (the saver knows it without encoding), by encoding for
     a room the saver does not know."""

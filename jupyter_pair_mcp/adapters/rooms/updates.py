@@ -1,4 +1,5 @@
-"""What the bytes of a Yjs v1 update say without applying it: a name for it, and the client that wrote it.
+"""What the bytes of a Yjs v1 update say without applying it: a name for it, and the client that wrote it; and a
+state vector decoded (a copy in the copy worker is checked against its room's with it, :mod:`.replicas`).
 
 History (:mod:`.history`) reads these from every update the room stores, on the loop: both are bounded work
 whatever the update's size.
@@ -104,3 +105,22 @@ def _varuints(data: bytes, count: int) -> list[int]:
             shift += 7
         values.append(value)
     return values
+
+
+def state_vector(state: bytes) -> dict[int, int]:
+    """A Yjs state vector decoded (varint count, then client id and clock pairs): the encoding's order of clients
+    is a hash map's, so two equal states may differ in bytes."""
+    position = 0
+
+    def varint() -> int:
+        nonlocal position
+        value = shift = 0
+        while True:
+            byte = state[position]
+            position += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                return value
+
+    return {varint(): varint() for _ in range(varint())}
