@@ -44,6 +44,7 @@ from pycrdt import Doc, Map
 
 import jupyter_pair_mcp.adapters.rooms.resync as resync
 from jupyter_pair_mcp.adapters.rooms.cellindex import cells_json
+from jupyter_pair_mcp.adapters.rooms.parcels import Packed, pack, unpack
 from jupyter_pair_mcp.adapters.rooms.scanning import Scanner
 
 log = logging.getLogger(__name__)
@@ -101,6 +102,12 @@ def read_update(update: bytes, deduplicate: bool) -> dict[str, Any] | None:
     return read_copy(notebook, deduplicate)
 
 
+def read_packed(update: bytes, deduplicate: bool) -> Packed | dict[str, Any] | None:
+    """In the worker process: :func:`read_update`, its cells in parcels (:mod:`.parcels`: taken in without
+    stopping the loop)."""
+    return pack(read_update(update, deduplicate))
+
+
 def read_copy(notebook: YNotebook, deduplicate: bool = True) -> dict[str, Any] | None:
     """A copy of a room's notebook (in a worker process) as ``get`` gives it, the copy left as it was; None when it
     has a non-identical duplicate cell id (upstream gives it a new id in the live document)."""
@@ -117,7 +124,7 @@ def _reader(scanner: Scanner) -> Callable[..., Awaitable[dict[str, Any]]]:
         """Upstream's ``aget``: a big notebook read in the worker process, a small one here, in steps."""
         update = self._ydoc.get_update() if scanner.processes > 0 else b""
         if len(update) > scanner.in_place_bytes:
-            value = await scanner.run(read_update, update, deduplicate)
+            value = await unpack(await scanner.run(read_packed, update, deduplicate))
             if value is not None:
                 return value
         value = None

@@ -39,7 +39,8 @@ from pycrdt import Doc
 
 from jupyter_pair_mcp.adapters.rooms.cellindex import cells_json
 from jupyter_pair_mcp.adapters.rooms.copybudget import MAX_BYTES, CopyBudget
-from jupyter_pair_mcp.adapters.rooms.linear_ydoc import read_copy, read_update
+from jupyter_pair_mcp.adapters.rooms.linear_ydoc import read_copy, read_packed
+from jupyter_pair_mcp.adapters.rooms.parcels import pack, unpack
 from jupyter_pair_mcp.adapters.rooms.reload import notebook_edits
 from jupyter_pair_mcp.adapters.rooms.saving import Merge, OutOfStep, Read
 from jupyter_pair_mcp.adapters.rooms.scanning import Scanner, worker_start
@@ -77,7 +78,8 @@ def _feed(key: str, seed: bytes | None, updates: list[bytes]) -> bool:
 
 
 def _read(key: str, updates: list[bytes], state: bytes) -> tuple[str, Any, bytes]:
-    """In the worker: ("read", the notebook as ``get`` gives it, the copy's update) once ``updates`` are applied
+    """In the worker: ("read", the notebook as ``get`` gives it (its cells in parcels: :mod:`.parcels`), the copy's
+    update) once ``updates`` are applied
     and the copy holds what ``state`` counts; ("lost" | "out of step", None, b"") when it does not (the caller
     seeds it again); ("duplicates", None, b"") for a non-identical repeated cell id (read in the live room)."""
     if not _feed(key, None, updates):
@@ -89,7 +91,7 @@ def _read(key: str, updates: list[bytes], state: bytes) -> tuple[str, Any, bytes
     value = read_copy(notebook)
     if value is None:
         return "duplicates", None, b""
-    return "read", value, notebook.ydoc.get_update()
+    return "read", pack(value), notebook.ydoc.get_update()
 
 
 def _merge(
@@ -365,7 +367,7 @@ class Replica:
                 raise OutOfStep(status)
             if self.generation == generation == replicas.generation:
                 replicas.used(self.key, len(update), grown=False)  # its exact size now, and saved: used
-            return value, update
+            return await unpack(value), update
 
         return result()
 
@@ -385,7 +387,7 @@ class BigReader:
         return self.scanner.in_place_bytes if self.scanner.processes > 0 else sys.maxsize
 
     async def read(self, update: bytes) -> Any | None:
-        return await self.scanner.run(read_update, update, True)
+        return await unpack(await self.scanner.run(read_packed, update, True))
 
     def copy(self, replica: Replica | None, update: bytes) -> Replica | None:
         """``replica`` (or a new one) seeded with the room's whole ``update``; None when there is no worker."""
