@@ -9,7 +9,7 @@ from pydantic import Field
 
 from jupyter_pair_mcp.adapters.contents.adapter import Entry, matcher
 from jupyter_pair_mcp.errors import InvalidArgument
-from jupyter_pair_mcp.models.results import (
+from jupyter_pair_mcp.models.documents import (
     CopiedDocument,
     CreatedDocument,
     DeletedDocument,
