@@ -32,7 +32,7 @@ from mcp_types import (
 )
 from pydantic import BaseModel, Field
 
-from jupyter_pair_mcp.adapters.contents.adapter import matcher
+from jupyter_pair_mcp.adapters.contents.listing import matcher
 from jupyter_pair_mcp.errors import InvalidArgument, PairMCPError
 from jupyter_pair_mcp.protocol.subscriptions import ListenStream, SubscriptionManager, parse_uri
 from jupyter_pair_mcp.protocol.tasks import principal_of, task_view

@@ -47,7 +47,7 @@ from mcp_types import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from jupyter_pair_mcp.adapters.contents.adapter import Entry, matcher, walk_after
+from jupyter_pair_mcp.adapters.contents.listing import Entry, matcher, walk_after
 from jupyter_pair_mcp.errors import InvalidArgument, NotFound, PairMCPError, is_fault
 from jupyter_pair_mcp.protocol.faults import internal_error
 from jupyter_pair_mcp.protocol.resource_notebooks import Contents, Page, as_json, cell_contents, markdown, source_mime
