@@ -22,7 +22,7 @@ import urllib.request
 from typing import Any
 
 from jupyter_core.application import JupyterApp
-from traitlets import Bool, List, Unicode
+from traitlets import Bool, HasTraits, List, Unicode
 
 #: ``--expires`` units.
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -135,6 +135,45 @@ class _ServerCommand(JupyterApp):
         raise NotImplementedError
 
 
+class _GrantOptions(HasTraits):
+    """Mixed into the commands that mint a grant (``grant``, ``connect``): what the grant reaches and how it edits,
+    their options, and the request that mints it. ``level``, ``expires`` and ``grant_name`` differ in default
+    and help between them, so each command declares them again, configurable. A mixin rather than a configurable
+    base, so that ``--help-all`` shows each command's options once, in its own section, as before."""
+
+    level = Unicode()
+    expires = Unicode()
+    grant_name = Unicode()
+    folder = List(Unicode(), config=True, help="A folder the grant reaches (repeat it); none: the whole server.")
+    propose_only = Bool(False, config=True, help="Every edit of the agent becomes a suggestion to accept or reject.")
+
+    @staticmethod
+    def options(command: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The aliases and flags of ``command`` (its class name: its options are configured under its name)."""
+        aliases = {
+            **_ServerCommand.aliases,
+            "level": f"{command}.level",
+            "folder": f"{command}.folder",
+            "expires": f"{command}.expires",
+            "name": f"{command}.grant_name",
+        }
+        flags = {
+            **_ServerCommand.flags,
+            "propose-only": ({command: {"propose_only": True}}, "Every edit becomes a suggestion."),
+        }
+        return aliases, flags
+
+    def grant_body(self) -> dict[str, Any]:
+        """The body of ``POST api/mcp/grants`` (CommandError: a malformed ``--expires``)."""
+        return {
+            "level": self.level,
+            "folders": list(self.folder),
+            "expires": seconds(self.expires),
+            "name": self.grant_name,
+            "propose_only": self.propose_only,
+        }
+
+
 class GrantList(_ServerCommand):
     name = "jupyter-pair-mcp-grant-list"
     description = "List your grants on the running Jupyter server (never their tokens)."
@@ -171,7 +210,7 @@ class GrantRevoke(_ServerCommand):
         say(f"revoked {grant_id}")
 
 
-class GrantApp(_ServerCommand):
+class GrantApp(_ServerCommand, _GrantOptions):
     name = "jupyter-pair-mcp-grant"
     description = (
         "Mint a grant for a headless agent (CI, a script) on the running Jupyter server: its token is shown "
@@ -184,32 +223,14 @@ class GrantApp(_ServerCommand):
     }
 
     level = Unicode("read", config=True, help="read, write or execute.")
-    folder = List(Unicode(), config=True, help="A folder the grant reaches (repeat it); none: the whole server.")
     expires = Unicode("30d", config=True, help="How long the token works: 30d, 12h, 90m (1 hour to 366 days).")
     grant_name = Unicode("headless agent", config=True, help="The name people see for the agent.")
-    propose_only = Bool(False, config=True, help="Every edit of the agent becomes a suggestion to accept or reject.")
-    aliases = {
-        **_ServerCommand.aliases,
-        "level": "GrantApp.level",
-        "folder": "GrantApp.folder",
-        "expires": "GrantApp.expires",
-        "name": "GrantApp.grant_name",
-    }
-    flags = {
-        **_ServerCommand.flags,
-        "propose-only": ({"GrantApp": {"propose_only": True}}, "Every edit becomes a suggestion."),
-    }
+    aliases, flags = _GrantOptions.options("GrantApp")
 
     def run(self) -> None:
         if self.extra_args:
             raise CommandError(f"unknown subcommand {self.extra_args[0]!r}: grant, grant list, grant revoke ID")
-        body = {
-            "level": self.level,
-            "folders": list(self.folder),
-            "expires": seconds(self.expires),
-            "name": self.grant_name,
-            "propose_only": self.propose_only,
-        }
+        body = self.grant_body()  # a malformed --expires is told before the server is looked for
         minted = call(self.server(), "POST", "api/mcp/grants", body)
         if self.json_output:
             say(json.dumps(minted, indent=2))
@@ -223,7 +244,7 @@ class GrantApp(_ServerCommand):
         say(f"Clients that speak HTTP with headers (VS Code, Cursor):\n{minted['commands']['http_json']}")
 
 
-class ConnectApp(_ServerCommand):
+class ConnectApp(_ServerCommand, _GrantOptions):
     name = "jupyter-pair-mcp-connect"
     description = (
         "Connect an MCP client that speaks stdio to the running Jupyter server: put this command in the client's "
@@ -237,21 +258,9 @@ class ConnectApp(_ServerCommand):
         config=True,
         help="The grant's level: read, write (edit documents, not run code) or execute. Default: write.",
     )
-    folder = List(Unicode(), config=True, help="A folder the grant reaches (repeat it); none: the whole server.")
     expires = Unicode("30d", config=True, help="How long a minted grant works; minted again when it has expired.")
     grant_name = Unicode("stdio agent", config=True, help="The name people see for the agent (the client's).")
-    propose_only = Bool(False, config=True, help="Every edit of the agent becomes a suggestion to accept or reject.")
-    aliases = {
-        **_ServerCommand.aliases,
-        "level": "ConnectApp.level",
-        "folder": "ConnectApp.folder",
-        "expires": "ConnectApp.expires",
-        "name": "ConnectApp.grant_name",
-    }
-    flags = {
-        **_ServerCommand.flags,
-        "propose-only": ({"ConnectApp": {"propose_only": True}}, "Every edit becomes a suggestion."),
-    }
+    aliases, flags = _GrantOptions.options("ConnectApp")
 
     def server(self) -> dict[str, Any]:
         """As ``grant``'s, but with one server running, that one wherever the client started the command: MCP
@@ -280,13 +289,7 @@ class ConnectApp(_ServerCommand):
                     raise LookupError(path) from None
                 raise
 
-        body = {
-            "level": self.level,
-            "folders": list(self.folder),
-            "expires": seconds(self.expires),
-            "name": self.grant_name,
-            "propose_only": self.propose_only,
-        }
+        body = self.grant_body()
         base = str(server["url"]).rstrip("/") + "/"
         token = grant_token(rest, cache_path(self.data_dir, base), body)
         if token is None:

@@ -361,7 +361,7 @@ class WholeReads:
     """Reads of every cell at once (``cells_json``: one conversion of the whole notebook) by the server's code."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        from jupyter_pair_mcp.adapters.rooms import cellindex, notebook, undo
+        from jupyter_pair_mcp.adapters.rooms import cellindex, notebook_reads, undo
 
         self.n = 0
         original = cellindex.cells_json
@@ -370,7 +370,7 @@ class WholeReads:
             self.n += 1
             return original(ycells)
 
-        for module in (cellindex, notebook, undo):
+        for module in (cellindex, notebook_reads, undo):
             monkeypatch.setattr(module, "cells_json", counted)
 
 

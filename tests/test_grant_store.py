@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_pair_mcp.services.grants import GrantStore, Pending, clean_name, normalize_folder
+from jupyter_pair_mcp.services.grant_records import Pending, clean_name, normalize_folder
+from jupyter_pair_mcp.services.grants import GrantStore
 
 
 def pending(store: GrantStore, client: str = "c1") -> str:

@@ -25,7 +25,7 @@ from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
-from jupyter_pair_mcp.services.grants import Pending
+from jupyter_pair_mcp.services.grant_records import Pending
 from jupyter_pair_mcp.transport.hub import browser_protocol, hub_server
 
 from .conftest import MCP_HEADERS, call_tool, rpc, within

@@ -10,7 +10,7 @@ from urllib.parse import quote
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from jupyter_pair_mcp.adapters.contents.adapter import Entry, walk_after
+from jupyter_pair_mcp.adapters.contents.listing import Entry, walk_after
 from jupyter_pair_mcp.errors import NotFound
 from jupyter_pair_mcp.protocol.resources import MAX_LISTED
 

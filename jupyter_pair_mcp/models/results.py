@@ -1,12 +1,14 @@
-"""Tool models: results (structured content, and output schemas when listed) and nested inputs."""
+"""Tool models: results (structured content, and output schemas when listed) and nested inputs.
+
+The notebook, execution and kernel tools' models; the documents and text tools' are ``documents.py``'s, the
+history and forks tools' ``history.py``'s.
+"""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-
-DocumentType = Literal["notebook", "file", "directory"]
 
 
 class NotebookEntry(BaseModel):
@@ -20,26 +22,6 @@ class NotebookEntry(BaseModel):
 class NotebookList(BaseModel):
     notebooks: list[NotebookEntry]
     truncated: bool = Field(description="True when more notebooks match than were returned: narrow the prefix.")
-
-
-class DocumentEntry(BaseModel):
-    path: str = Field(description="Path relative to the Jupyter root.")
-    name: str
-    type: DocumentType
-    size: int | None = Field(description="Size on disk in bytes (null for directories).")
-    last_modified: str | None = Field(description="ISO 8601 timestamp of the last save.")
-    writable: bool
-    collaborators: int = Field(description="Clients connected to the document's live room right now.")
-
-
-class DocumentList(BaseModel):
-    documents: list[DocumentEntry]
-    truncated: bool = Field(description="True when more entries match than were returned: narrow the filter.")
-
-
-class ExistsResult(BaseModel):
-    exists: bool
-    type: DocumentType | None = Field(description="What the path is, or null when it does not exist.")
 
 
 class FixtureResult(BaseModel):
@@ -295,146 +277,3 @@ class KernelResult(BaseModel):
     kernel: KernelInfo
     executions: list[ExecutionResult] = Field(default_factory=list)
     not_run: NotRun | None = Field(default=None, description="With exec: cells not run after an error stopped it.")
-
-
-# -- text documents --------------------------------------------------------------------------------
-class DocumentContent(BaseModel):
-    path: str
-    type: DocumentType
-    mimetype: str | None
-    content: str = Field(description="The text from offset, up to max_content_length characters.")
-    size: int = Field(description="Length of the whole text in characters.")
-    offset: int
-    last_modified: str | None
-    writable: bool
-    truncated: bool = Field(description="True when the text continues past what was returned.")
-    revision: str = Field(description="Revision of the whole text: pass it as base_revision when editing.")
-    collaboration: Collaboration | None = None
-
-
-class TextEditResult(BaseModel):
-    applied: int = Field(description="Operations applied (all of them, in one transaction).")
-    length: int = Field(description="Length of the text afterwards, in characters.")
-    revision: str = Field(description="Revision of the text as your edit made it (base_revision for the next).")
-    suggestion: dict[str, Any] | None = Field(default=None, description="With propose: the pending suggestion.")
-
-
-class ReplaceTextResult(BaseModel):
-    replacements: int
-    length: int
-
-
-class CreatedDocument(BaseModel):
-    path: str
-    type: Literal["file", "markdown", "notebook", "directory"]
-    created: bool
-
-
-class RenamedDocument(BaseModel):
-    path: str
-    new_path: str
-
-
-class CopiedDocument(BaseModel):
-    path: str
-    copy_path: str
-
-
-class DeletedDocument(BaseModel):
-    deleted: str
-
-
-class TextInsertOp(BaseModel):
-    content: str = Field(description="Text to insert.")
-    position: int = Field(description="Char offset; -1: the end.")
-
-
-class TextDeleteOp(BaseModel):
-    position: int = Field(description="Char offset.")
-    length: int = Field(description="Chars to delete.")
-
-
-class HistoryVersion(BaseModel):
-    version_id: str = Field(description="Pass to get_document_version or restore_document_version.")
-    timestamp: str = Field(description="ISO 8601 time of the version's last change.")
-    source: Literal["agent", "user", "restore", "disk"] = Field(description="disk: reloaded from the file.")
-    author: str = Field(description="The agent's name, or the people whose edits these are (when known).")
-    summary: str
-    changes: int = Field(description="Stored updates folded into this version (keystrokes, output writes).")
-
-
-class HistoryResult(BaseModel):
-    path: str
-    versions: list[HistoryVersion] = Field(description="Newest first (sort_desc false: oldest first).")
-    total: int = Field(description="Versions in history; those past limit were left out (next_offset).")
-    matched: int | None = Field(default=None, description="Versions matching search (null without one).")
-    next_offset: int | None = Field(default=None, description="offset of the next page; null at the end.")
-
-
-class VersionCell(BaseModel):
-    id: str
-    cell_type: str
-    source: str
-    truncated: bool = False
-
-
-class VersionContent(BaseModel):
-    path: str
-    version_id: str
-    timestamp: str
-    source: Literal["agent", "user", "restore", "disk"]
-    summary: str
-    cells: list[VersionCell] | None = Field(description="Notebooks: the requested cells of that version.")
-    cell_count: int | None = Field(default=None, description="Notebooks: how many cells that version had.")
-    content: str | None = Field(description="Text documents: the text of that version.")
-    truncated: bool = Field(description="True when max_content_length cut the content.")
-
-
-class RestoreChange(BaseModel):
-    cell_id: str | None
-    change: str
-
-
-class RestoreResult(BaseModel):
-    path: str
-    restored_from: str
-    version_id: str | None = Field(description="The new version holding the restored content (null: no change).")
-    changes: list[RestoreChange]
-    user_edits_reverted: list[str] = Field(
-        description="Cells (or 'text') people edited after that version whose edits this restore reverted."
-    )
-    note: str
-
-
-class UndoEditsResult(BaseModel):
-    path: str
-    undone: list[str] = Field(description="Summaries of the edits taken back, newest first.")
-    remaining: int = Field(description="Edits of yours still undoable in this document.")
-    removed_cells: list[str] = Field(description="Cells that disappeared because the undo took back their insertion.")
-    note: str
-
-
-class ForkResult(BaseModel):
-    fork_id: str = Field(description="Pass as fork_id to the edit tools to edit the fork.")
-    fork_room_id: str = Field(description="The fork's collaboration room (a person can open it to see the draft).")
-    path: str
-    title: str
-    synchronize: bool = Field(description="True: the fork keeps receiving the live document's changes.")
-    created: str
-
-
-class ForkList(BaseModel):
-    forks: list[ForkResult]
-
-
-class MergeResult(BaseModel):
-    merged: bool
-    fork_id: str
-    path: str
-    edits: list[str] = Field(description="Summaries of the fork's edits that the merge brought in.")
-    discarded: bool = Field(description="True when the fork is gone after the merge.")
-
-
-class DiscardResult(BaseModel):
-    discarded: bool
-    fork_id: str

@@ -32,9 +32,10 @@ from mcp_types import (
 )
 from pydantic import BaseModel, Field
 
-from jupyter_pair_mcp.adapters.contents.adapter import matcher
+from jupyter_pair_mcp.adapters.contents.listing import matcher
 from jupyter_pair_mcp.errors import InvalidArgument, PairMCPError
-from jupyter_pair_mcp.protocol.subscriptions import ListenStream, SubscriptionManager, parse_uri
+from jupyter_pair_mcp.protocol.subscribers import ListenStream, parse_uri
+from jupyter_pair_mcp.protocol.subscriptions import SubscriptionManager
 from jupyter_pair_mcp.protocol.tasks import principal_of, task_view
 from jupyter_pair_mcp.services.tasks import TaskStore
 from jupyter_pair_mcp.tools.registry import READ, authorize_request, check_folder

@@ -40,7 +40,8 @@ from pydantic import AnyHttpUrl
 from starlette.routing import Route
 
 from jupyter_pair_mcp.services.client_secrets import as_presented
-from jupyter_pair_mcp.services.grants import GrantStore, Pending, clean_name, digest
+from jupyter_pair_mcp.services.grant_records import Pending, clean_name, digest
+from jupyter_pair_mcp.services.grants import GrantStore
 
 #: Origins whose routes are kept at once (a server is reached by a handful of names).
 MAX_ORIGINS = 16

@@ -47,12 +47,12 @@ from mcp_types import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from jupyter_pair_mcp.adapters.contents.adapter import Entry, matcher, walk_after
+from jupyter_pair_mcp.adapters.contents.listing import Entry, matcher, walk_after
 from jupyter_pair_mcp.errors import InvalidArgument, NotFound, PairMCPError, is_fault
 from jupyter_pair_mcp.protocol.faults import internal_error
 from jupyter_pair_mcp.protocol.resource_notebooks import Contents, Page, as_json, cell_contents, markdown, source_mime
 from jupyter_pair_mcp.protocol.resource_notebooks import page as read_page
-from jupyter_pair_mcp.protocol.subscriptions import ResourceRef, parse_uri
+from jupyter_pair_mcp.protocol.subscribers import ResourceRef, parse_uri
 from jupyter_pair_mcp.render import cut
 from jupyter_pair_mcp.tools.registry import READ, Backends, Scope, authorize, check_folder, in_folders
 from jupyter_pair_mcp.tools.views import Reads

@@ -21,7 +21,8 @@ The 2026-07-28 protocol has no sessions and no ``resources/subscribe``: a client
 ``subscriptions/listen`` stream naming the URIs it wants (and whether it wants list changes). Each stream
 is a subscriber like a session — the same watchers, bounds and coalescing — whose notifications wait in a
 :class:`ListenStream` for the request that holds the stream open to send them; it is released when that
-request ends. This module knows no MCP types: the server turns what a stream yields into notifications.
+request ends. This module knows no MCP types: the server turns what a stream yields into notifications. URIs,
+subscribers and listen streams are ``subscribers.py``'s.
 """
 
 from __future__ import annotations
@@ -33,12 +34,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
 
 from jupyter_pair_mcp.adapters.contents.adapter import ContentsAdapter
 from jupyter_pair_mcp.adapters.rooms import ContentWatch, Edit, RoomsAdapter, cell_digests
 from jupyter_pair_mcp.adapters.rooms.lifecycle import RoomOpenings
 from jupyter_pair_mcp.errors import InvalidArgument, PairMCPError
+from jupyter_pair_mcp.protocol.subscribers import ListenStream, ResourceRef, Subscriber, parse_uri
 
 log = logging.getLogger(__name__)
 
@@ -61,87 +62,6 @@ class _Watched:
             self.wake()
 
 
-@dataclass(frozen=True)
-class ResourceRef:
-    """What a resource URI names: ``kind`` "list" (``notebook://list``), "notebook" or "file" (a text document)."""
-
-    kind: str
-    path: str = ""
-    view: str = ""  # a notebook's view: "" (Markdown), "json" or "cells"
-    cell_id: str | None = None
-    prefix: str = ""  # notebook://list?prefix=
-
-
-def parse_uri(uri: str) -> ResourceRef | None:
-    """The resource a ``notebook://`` or ``document://`` URI names (paths percent-decoded), or None."""
-    parts = urlsplit(uri)
-    segments = parts.path.split("/")
-    if parts.scheme == "notebook" and parts.netloc == "list" and parts.path in ("", "/"):
-        prefix = parse_qs(parts.query, keep_blank_values=True).get("prefix", [""])[0]
-        return ResourceRef("list", prefix=prefix)
-    if parts.scheme == "document" and parts.netloc and parts.path in ("", "/"):
-        return ResourceRef("file", unquote(parts.netloc))
-    if parts.scheme == "notebook" and parts.netloc and parts.netloc != "list":
-        path = unquote(parts.netloc)
-        if parts.path in ("", "/", "/json", "/cells"):
-            return ResourceRef("notebook", path, view=parts.path.strip("/"))
-        if len(segments) == 3 and segments[1] == "cells" and segments[2]:
-            return ResourceRef("notebook", path, view="cells", cell_id=unquote(segments[2]))
-    return None
-
-
-@dataclass
-class _Subscriber:
-    """A legacy session or a listen stream, and what it subscribed to."""
-
-    notifier: Any  # has send_resource_updated(uri) and send_resource_list_changed()
-    uris: set[str] = field(default_factory=set)
-    lists: bool = True  # gets list_changed (a session: while it holds any subscription)
-    stream: bool = False  # a listen stream: registered until it ends, even with no URI
-    principal: str = ""
-
-
-class ListenStream:
-    """The notifications due to one ``subscriptions/listen`` stream, deduplicated (each is a level trigger:
-    "this changed, read it again"), so they are bounded by its subscriptions however slowly it is read."""
-
-    def __init__(self, principal: str = "") -> None:
-        self.principal = principal
-        self._pending: dict[tuple[str, str], None] = {}
-        self._wake = asyncio.Event()
-        self.closed = False
-
-    async def send_resource_updated(self, uri: str) -> None:
-        self._put(("updated", uri))
-
-    async def send_resource_list_changed(self) -> None:
-        self._put(("list_changed", ""))
-
-    def send_task(self, task_id: str) -> None:
-        """A task the stream named ended (protocol/listen.py sends it whole)."""
-        self._put(("task", task_id))
-
-    def _put(self, event: tuple[str, str]) -> None:
-        if not self.closed:
-            self._pending[event] = None
-            self._wake.set()
-
-    def close(self) -> None:
-        """End the stream gracefully: what is pending is still yielded, then :meth:`next` returns None."""
-        self.closed = True
-        self._wake.set()
-
-    async def next(self) -> list[tuple[str, str]] | None:
-        """The events pending, ("updated", uri), ("list_changed", "") or ("task", id), once there are some; None at
-        the end."""
-        while not self._pending and not self.closed:
-            await self._wake.wait()
-            self._wake.clear()
-        events = list(self._pending)
-        self._pending.clear()
-        return events or None
-
-
 class SubscriptionManager:
     def __init__(
         self,
@@ -158,7 +78,7 @@ class SubscriptionManager:
         self.per_session = per_session
         self.streams_per_principal = streams_per_principal
         self._watched: dict[tuple[str, str], _Watched] = {}
-        self._sessions: dict[int, _Subscriber] = {}  # key: id() of the session's connection, or of the stream
+        self._sessions: dict[int, Subscriber] = {}  # key: id() of the session's connection, or of the stream
         self._task: asyncio.Task[None] | None = None
         self._wakeup = asyncio.Event()
         self._list_last = float("-inf")
@@ -181,7 +101,7 @@ class SubscriptionManager:
         ref, path = await self._resolve(uri)
         key = id(connection)
         if key not in self._sessions:
-            self._sessions[key] = _Subscriber(session)
+            self._sessions[key] = Subscriber(session)
             # The session's end (DELETE, idle timeout, shutdown) releases everything it subscribed to.
             connection.exit_stack.callback(self.release, key)
         await self._add(key, uri, ref, path)
@@ -198,7 +118,7 @@ class SubscriptionManager:
         if held >= self.streams_per_principal:
             raise InvalidArgument(f"this credential already has {held} listen streams open (the limit): end one first")
         key = id(stream)
-        self._sessions[key] = _Subscriber(stream, lists=list_changed, stream=True, principal=stream.principal)
+        self._sessions[key] = Subscriber(stream, lists=list_changed, stream=True, principal=stream.principal)
         honored = []
         try:
             for uri in wanted:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jupyter_pair_mcp.request_state import STATE_GRANT, STATE_USER
-from jupyter_pair_mcp.services.grants import clean_name
+from jupyter_pair_mcp.services.grant_records import clean_name
 
 log = logging.getLogger(__name__)
 

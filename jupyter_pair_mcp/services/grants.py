@@ -12,43 +12,32 @@ A *headless* grant (``mint``: CI, scripts, no browser) has no client registratio
 long-lived access token, valid until the grant's own expiry, which the person chose. It is revoked, listed
 and bounded per person like every other grant.
 
-Pure bookkeeping: no HTTP, no MCP SDK. The OAuth protocol around it is ``protocol/oauth.py``'s.
+Pure bookkeeping: no HTTP, no MCP SDK. The OAuth protocol around it is ``protocol/oauth.py``'s; the records
+it keeps (grants, pending consents, codes) and their rules are ``grant_records.py``'s.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
 import secrets
 import tempfile
 import time
-import unicodedata
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from typing import Any
 
 from jupyter_pair_mcp.request_state import GRANT_TOKEN_PREFIX
 from jupyter_pair_mcp.services.client_secrets import stored_form
+from jupyter_pair_mcp.services.grant_records import LEVELS, Code, Grant, Pending, clean_name, digest
 
 log = logging.getLogger(__name__)
-
-LEVELS = ("read", "write", "execute")
-
-#: What each level allows, as (action, resource) pairs Jupyter's authorizer would be asked about.
-_ALLOWED = {
-    "read": {("read", "contents"), ("read", "kernels"), ("read", "sessions")},
-    "write": {("read", "contents"), ("read", "kernels"), ("read", "sessions"), ("write", "contents")},
-}
 
 #: Prefixes that tell a grant's tokens from Jupyter's at a glance (no hashing of every Jupyter token).
 ACCESS_PREFIX = f"{GRANT_TOKEN_PREFIX}at_"
 REFRESH_PREFIX = f"{GRANT_TOKEN_PREFIX}rt_"
-
-#: Characters a client's name may not carry to people's screens: controls and bidi overrides/isolates.
-_BIDI = {chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C)}
 
 #: How long an authorization code lives (RFC 6749 §4.1.2 recommends at most 10 minutes).
 CODE_TTL = 300.0
@@ -58,98 +47,6 @@ PENDING_TTL = 900.0
 MAX_PENDING = 256
 #: Registered clients kept (dynamic registration is open to anyone who can reach the server).
 MAX_CLIENTS = 500
-
-
-def clean_name(name: str, limit: int = 64, fallback: str = "MCP client") -> str:
-    """A self-chosen name as people may see it: no control or bidi characters, at most ``limit``; ``fallback``
-    when nothing is left."""
-    kept = "".join(
-        " " if ch in "\t\n\r" else ch
-        for ch in name
-        if ch in "\t\n\r" or (unicodedata.category(ch)[0] != "C" and ch not in _BIDI)
-    )
-    return " ".join(kept.split())[:limit].strip() or fallback
-
-
-def digest(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-def normalize_folder(folder: str) -> str:
-    """A folder as the contents API names it ("work/data"), or raise ValueError."""
-    parts = [p for p in folder.strip().replace("\\", "/").split("/") if p not in ("", ".")]
-    if ".." in parts or any(any(ord(c) < 32 for c in p) for p in parts):
-        raise ValueError(f"folder {folder!r} is not a path inside the Jupyter root")
-    return "/".join(parts)
-
-
-@dataclass
-class Grant:
-    """One person's approval of one client."""
-
-    id: str
-    client_id: str
-    client_name: str
-    person: str  # the Jupyter username who approved it
-    person_name: str  # how people know them ("" when Jupyter knows no name)
-    level: str  # read | write | execute
-    folders: list[str]  # [""] = the whole server
-    propose_only: bool
-    created: float
-    expires: float
-    last_used: float = 0.0
-    access: dict[str, float] = field(default_factory=dict)  # token hash -> expiry
-    refresh: str = ""  # hash of the one valid refresh token
-    resource: str = ""  # the MCP endpoint the tokens are bound to (RFC 8707)
-    headless: bool = False  # minted by a person for a script (one long-lived token), not through OAuth
-    may_move_view: bool = False  # its person lets it open documents in their JupyterLab (show_in_jupyterlab)
-
-    def allows(self, action: str, resource: str) -> bool:
-        """Whether the level covers Jupyter's (action, resource): execute covers everything MCP asks."""
-        return self.level == "execute" or (action, resource) in _ALLOWED.get(self.level, set())
-
-    def covers(self, path: str) -> bool:
-        """Whether ``path`` (normalized, "" = the root) is inside one of the grant's folders."""
-        return any(f == "" or path == f or path.startswith(f + "/") for f in self.folders)
-
-    @property
-    def whole_server(self) -> bool:
-        return "" in self.folders
-
-    def public(self) -> dict[str, Any]:
-        """What people (and REST) see of it: never a token hash."""
-        data = asdict(self)
-        for secret in ("access", "refresh"):
-            data.pop(secret)
-        return data
-
-
-@dataclass
-class Pending:
-    """An authorization request waiting for the person on the consent page."""
-
-    id: str
-    client_id: str
-    client_name: str
-    redirect_uri: str
-    redirect_uri_explicit: bool
-    state: str | None
-    code_challenge: str
-    resource: str
-    created: float
-
-
-@dataclass
-class Code:
-    """An approved request: the authorization code's hash and what it becomes."""
-
-    grant_id: str
-    client_id: str
-    redirect_uri: str
-    redirect_uri_explicit: bool
-    code_challenge: str
-    resource: str
-    expires: float
 
 
 class GrantStore:

@@ -28,7 +28,7 @@ from jupyter_pair_mcp.adapters.rooms.restore import (
 )
 from jupyter_pair_mcp.adapters.rooms.undo import UndoResult, UndoTracker
 from jupyter_pair_mcp.errors import InvalidArgument, NotFound
-from jupyter_pair_mcp.models.results import RestoreChange, RestoreResult, UndoEditsResult
+from jupyter_pair_mcp.models.history import RestoreChange, RestoreResult, UndoEditsResult
 
 
 @dataclass

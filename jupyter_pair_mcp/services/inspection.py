@@ -12,7 +12,7 @@ Otherwise, for Python kernels, a silent ``execute_request`` (``silent=True, stor
 code) carries one ``user_expressions`` entry: an expression that runs :data:`KERNEL_CODE` in a fresh
 dictionary (no name is bound in the user's namespace, no execution count, no history, no output, no
 ``pre_run_cell`` hooks) and evaluates to a JSON string of bounded size. It queues behind running code on
-the shell channel, so it is bounded by a deadline.
+the shell channel, so it is bounded by a deadline. A scratch run's outputs are collected by ``scratch_outputs.py``.
 """
 
 from __future__ import annotations
@@ -29,13 +29,12 @@ from jupyter_pair_mcp.adapters.kernels.adapter import Execution, KernelsAdapter,
 from jupyter_pair_mcp.adapters.kernels.messages import receive, send
 from jupyter_pair_mcp.errors import InvalidArgument, NotFound, Unavailable
 from jupyter_pair_mcp.render import cut
+from jupyter_pair_mcp.services.scratch_outputs import OutputCollector
 
 # How long an inspection waits for the kernel (a person's long cell run holds the shell channel).
 INSPECT_TIMEOUT = 10.0
 # The largest inspection answer we parse (the kernel code bounds itself well below it).
 MAX_ANSWER = 4 << 20
-# Scratch outputs kept per run (text and images); what comes after is counted, not kept.
-MAX_SCRATCH_BYTES = 8 << 20
 # Debugger entries that are groups, not variables.
 PSEUDO_VARIABLES = frozenset(("special variables", "function variables", "class variables"))
 
@@ -154,93 +153,6 @@ class Variables:
 class Scratch:
     execution: Execution
     outputs: list[dict[str, Any]] = field(default_factory=list)
-
-
-class OutputCollector:
-    """Collects a run's iopub output messages as nbformat outputs, as the notebook would hold them, up to
-    :data:`MAX_SCRATCH_BYTES` (what follows is counted and reported in a last stream output)."""
-
-    def __init__(self, max_bytes: int = MAX_SCRATCH_BYTES) -> None:
-        self.outputs: list[dict[str, Any]] = []
-        self.max_bytes = max_bytes
-        self.size = 0
-        self.dropped = 0
-        self._clear_pending = False
-        self._stream: list[str] | None = None  # the last output's stream text, in pieces (joined at the end)
-        self._displays: dict[str, list[dict[str, Any]]] = {}  # display id -> outputs showing it
-
-    def _clear(self) -> None:
-        self.outputs.clear()
-        self._stream = None
-        self._displays.clear()
-
-    async def put(self, kind: str, content: dict[str, Any]) -> None:
-        if kind == "clear_output":
-            if content.get("wait"):
-                self._clear_pending = True
-            else:
-                self._clear()
-            return
-        if self._clear_pending:
-            self._clear_pending = False
-            self._clear()
-        size = _size(content)
-        if self.size + size > self.max_bytes:
-            self.dropped += size
-            return
-        self.size += size
-        text = str(content.get("text", ""))
-        if kind == "stream":
-            last = self.outputs[-1] if self.outputs else None
-            if last and self._stream is not None and last["name"] == content.get("name"):
-                self._stream.append(text)  # one chunk after another: no copy of the whole stream each time
-            else:
-                self._join_stream()
-                self._stream = [text]
-                self.outputs.append({"output_type": "stream", "name": content.get("name", "stdout"), "text": ""})
-            return
-        self._join_stream()
-        if kind == "error":
-            self.outputs.append(
-                {
-                    "output_type": "error",
-                    "ename": content.get("ename", ""),
-                    "evalue": content.get("evalue", ""),
-                    "traceback": list(content.get("traceback") or []),
-                }
-            )
-        elif kind == "update_display_data":
-            display_id = (content.get("transient") or {}).get("display_id")
-            for output in self._displays.get(display_id, []) if display_id else []:
-                output["data"], output["metadata"] = content.get("data", {}), content.get("metadata", {})
-        else:  # display_data, execute_result
-            output = {"output_type": kind, "data": content.get("data", {}), "metadata": content.get("metadata", {})}
-            display_id = (content.get("transient") or {}).get("display_id")
-            if display_id:
-                self._displays.setdefault(display_id, []).append(output)
-            self.outputs.append(output)
-
-    def finish(self) -> list[dict[str, Any]]:
-        self._join_stream()
-        if self.dropped:
-            note = f"[... {self.dropped} more bytes of output dropped (over {self.max_bytes} bytes)]\n"
-            self.outputs.append({"output_type": "stream", "name": "stderr", "text": note})
-        return self.outputs
-
-    def _join_stream(self) -> None:
-        if self._stream is not None and self.outputs:
-            self.outputs[-1]["text"] = "".join(self._stream)
-            self._stream = None
-
-
-def _size(content: dict[str, Any]) -> int:
-    """Bytes of an output message: the size of its JSON as the kernel sent it (``MessageContent.nbytes``), known
-    without serializing it again; else a bound from its strings (values of other types count 64 each)."""
-    nbytes = getattr(content, "nbytes", 0)
-    if nbytes:
-        return int(nbytes)
-    values = [*(content.get("data") or {}).values(), content.get("text"), *(content.get("traceback") or [])]
-    return sum(len(v) if isinstance(v, str) else 64 for v in values)
 
 
 class KernelInspector:

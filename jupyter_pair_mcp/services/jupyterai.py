@@ -27,7 +27,7 @@ from typing import Any
 
 from jupyter_pair_mcp.adapters.jupyterai import CHAT_HEADER, PERSONA_HEADER, JupyterAI
 from jupyter_pair_mcp.request_state import GRANT_TOKEN_PREFIX
-from jupyter_pair_mcp.services.grants import Grant, digest
+from jupyter_pair_mcp.services.grant_records import Grant, digest
 
 #: How the minted token starts: a grant's shape (the /mcp handler looks for it), never a Jupyter token's.
 TOKEN_PREFIX = f"{GRANT_TOKEN_PREFIX}ai_"

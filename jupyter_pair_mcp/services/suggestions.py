@@ -11,7 +11,7 @@ Bounds (``suggestion_bounds.py``): pending suggestions per document (with each p
 principal, and the bytes they hold per principal and in all (a new proposal is refused past them, nothing
 pending is dropped to make room); an age after which a pending suggestion expires (its agent is told); a bounded
 number of finished ones kept for ``get_suggestion``, holding only what a listing shows. State lives on the
-extension app, in memory.
+extension app, in memory. What an agent is told of its suggestions that became conflicts is ``suggestion_news.py``'s.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ import contextlib
 import logging
 import time
 import uuid
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -33,15 +32,9 @@ from jupyter_pair_mcp.errors import Conflict, InvalidArgument, NotFound, Permiss
 from jupyter_pair_mcp.services.activity import Activity, ActivityLog
 from jupyter_pair_mcp.services.suggestion import OPEN, Draft, Notify, Suggestion
 from jupyter_pair_mcp.services.suggestion_bounds import SuggestionBounds
+from jupyter_pair_mcp.services.suggestion_news import ConflictNews
 
 log = logging.getLogger(__name__)
-
-#: Agents (actor keys) whose suggestions turned into conflicts they were not told of yet, kept at most; and the
-#: suggestions each keeps (the oldest are forgotten first: get_suggestion still tells).
-MAX_NEWS_AGENTS = 1000
-MAX_NEWS_PER_AGENT = 20
-#: Characters of the notice that tells an agent its suggestions conflict now.
-MAX_NEWS_CHARS = 2000
 
 
 class SuggestionService:
@@ -72,10 +65,8 @@ class SuggestionService:
         self._all: dict[str, Suggestion] = {}  # insertion order: oldest first
         self._drafts: dict[str, Draft] = {}  # proposals whose edit is under way: they count against the bounds
         self._sweeper: asyncio.Task[None] | None = None
-        #: Actor key -> ids of its suggestions that became conflicts since its last call (ids only: the notice is
-        #: made from the suggestion's state when the agent calls, so a conflict a person rejected meanwhile is
-        #: not told).
-        self._news: OrderedDict[str, dict[str, None]] = OrderedDict()
+        #: Agents' suggestions that became conflicts since their last call, told on it (suggestion_news.py).
+        self._news = ConflictNews()
 
     # -- who proposes ---------------------------------------------------------------------------------
     def proposing(self, actor: Any, asked: bool) -> bool:
@@ -312,48 +303,16 @@ class SuggestionService:
         and a conflict also as a notice on its next call (:meth:`news`), in either era."""
         suggestion.settle()
         if suggestion.state == "conflict":
-            self._tell(suggestion)
+            self._news.tell(suggestion)
         if suggestion.notify is not None:
             try:
                 suggestion.notify(suggestion)
             except Exception:  # a closed session: the agent reads the state with get_suggestion
                 log.debug("could not notify suggestion %s", suggestion.id, exc_info=True)
 
-    def _tell(self, suggestion: Suggestion) -> None:
-        key = str(getattr(suggestion.actor, "key", ""))
-        told = self._news.pop(key, {})
-        told.pop(suggestion.id, None)
-        told[suggestion.id] = None
-        while len(told) > MAX_NEWS_PER_AGENT:
-            del told[next(iter(told))]
-        self._news[key] = told
-        while len(self._news) > MAX_NEWS_AGENTS:
-            self._news.popitem(last=False)
-
     def news(self, key: str) -> str | None:
         """What the agent ``key`` must be told on its call: its suggestions that conflict now and why (once)."""
-        told = self._news.pop(key, None)
-        if not told:
-            return None
-        parts = []
-        for suggestion_id in told:
-            suggestion = self._all.get(suggestion_id)
-            if suggestion is None or suggestion.state != "conflict":
-                continue  # decided (or forgotten) since: get_suggestion tells
-            if suggestion.kind == "notebook":
-                why = "; ".join(f"cell {c.cell_id}: {c.reason}" for c in suggestion.cells if c.state == "conflict")
-            else:
-                why = suggestion.reason or "the text changed under it"
-            parts.append(f"your suggestion {suggestion.id} on {suggestion.path!r} conflicts now ({why})")
-        if not parts:
-            return None
-        text = "; ".join(parts)
-        if len(text) > MAX_NEWS_CHARS:
-            text = text[: MAX_NEWS_CHARS - 1] + "…"
-        return (
-            f"{text}. A person can only reject what conflicts (get_suggestion shows it, per cell); propose the "
-            "change again on the current text if it is still wanted."
-        )
+        return self._news.news(key, self._all.get)
 
     def _record(self, suggestion: Suggestion, kind: str, description: str, person: Any) -> None:
         if self.log is None:

@@ -3,6 +3,7 @@
 Sessions are jupyter-collaboration's open rooms (session_id = room id); people are whoever publishes
 a ``user`` in a room's awareness (a browser tab each); agents are told apart by the ``agent`` field of
 their state. Positions are 1-based lines and columns counted in characters, as in search results.
+The session tools (open rooms, joining and leaving them) are ``awareness_sessions.py``'s.
 """
 
 from __future__ import annotations
@@ -20,14 +21,10 @@ from jupyter_pair_mcp.errors import InvalidArgument, NotFound, Unavailable
 from jupyter_pair_mcp.models.awareness import (
     Activities,
     ActivityEntry,
-    CollabSession,
-    CollabSessions,
     DocumentFocus,
-    JoinResult,
     OkResult,
     OnlineUser,
     OnlineUsers,
-    Participant,
     Position,
     Selection,
     StatusResult,
@@ -39,6 +36,7 @@ from jupyter_pair_mcp.services.agent_identity import user_id as agent_user_id
 from jupyter_pair_mcp.services.global_presence import GLOBAL_ROOM
 from jupyter_pair_mcp.services.presence import STATUSES, PresenceService
 from jupyter_pair_mcp.services.presence_focus import focused
+from jupyter_pair_mcp.tools.awareness_sessions import open_rooms, presence_service, session_tools
 from jupyter_pair_mcp.tools.notebook import check_max
 from jupyter_pair_mcp.tools.params import DocumentPath, NotebookPath, OnlyDocument
 from jupyter_pair_mcp.tools.registry import READ, Backends, ToolSpec
@@ -46,9 +44,6 @@ from jupyter_pair_mcp.tools.registry import READ, Backends, ToolSpec
 MAX_MESSAGE = 500
 MAX_POINT_MESSAGE = 200
 MAX_METADATA = 4096
-
-SessionId = Annotated[str | None, Field(description="From get_active_sessions.")]
-SessionPath = Annotated[str | None, Field(description="Or the document.")]
 
 
 def _iso(timestamp: float | None) -> str | None:
@@ -86,43 +81,11 @@ def base_of(positions: list[Position]) -> int:
     return 0 if any(p.line == 0 or p.column == 0 for p in positions) else 1
 
 
-def _participants(room: Any) -> list[Participant]:
-    found = []
-    for p in aw.people(room):
-        uid = str(p.user["username"])
-        name = str(p.user.get("display_name") or p.user.get("name") or uid)
-        found.append(Participant(user_id=uid, name=name, is_agent=p.agent is not None))
-    return found
-
-
-def _is_under(path: str, directory: str) -> bool:
-    """Whether ``path`` is inside ``directory`` (both normalized API paths; "" is the root)."""
-    return not directory or path.startswith(directory + "/")
-
-
 def awareness_tools(b: Backends) -> list[ToolSpec]:
+    """The group's tools: about people here, about sessions (``awareness_sessions.py``) last."""
+
     def service() -> PresenceService:
-        if not isinstance(b.presence, PresenceService):
-            raise Unavailable("presence is not running on this server (the awareness group has no backend)")
-        return b.presence
-
-    def open_rooms(path: str | None) -> list[tuple[str, str, str, Any]]:
-        """``(room_id, kind, path, room)`` of open document rooms, only ``path``'s when given."""
-        found = []
-        for room_id, kind, room in aw.document_rooms(b.rooms):
-            room_path = aw.room_path(b.rooms, room_id)
-            if room_path is not None and (path is None or room_path == path):
-                found.append((room_id, kind, room_path, room))
-        return found
-
-    async def require_directory(directory: str) -> str:
-        """The normalized path of an existing directory ("" for the root), else an actionable error."""
-        normalized = b.contents.normalize(directory, allow_root=True)
-        kind = await b.contents.kind(normalized, normalized=True)
-        if kind != "directory":
-            found = f"is a {kind}" if kind else "does not exist"
-            raise NotFound(f"directory {normalized!r} {found}: give a directory (list_documents finds them)")
-        return normalized
+        return presence_service(b)
 
     async def get_online_users(ctx: Context, document_path: OnlyDocument = None) -> OnlineUsers:
         """Who (people, agents) is in which open document now."""
@@ -131,7 +94,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         path = (await b.contents.require_document(document_path))[0] if document_path is not None else None
         lab = focused(aw.room(b.rooms, GLOBAL_ROOM))
         users: dict[str, OnlineUser] = {}
-        for _, kind, room_path, room in open_rooms(path):
+        for _, kind, room_path, room in open_rooms(b, path):
             presence.focus.watch(room)
             tabs: dict[str, list[aw.Participant]] = {}
             for p in aw.participants(room):  # what get_notebook's collaboration.users lists, room by room
@@ -182,7 +145,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         path = (await b.contents.require_document(document_path))[0] if document_path is not None else None
         documents: list[str] = []
         latest: tuple[float, str] | None = None
-        for _, _, room_path, room in open_rooms(None):
+        for _, _, room_path, room in open_rooms(b, None):
             for p in aw.participants(room):
                 if p.user.get("username") != user_id:
                     continue
@@ -224,7 +187,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         """Everyone's cursor in a document: cell, 1-based line/column, selection."""
         service().touch(b.actors.of(ctx))
         path, kind = await b.contents.require_document(document_path)
-        rooms = open_rooms(path)
+        rooms = open_rooms(b, path)
         cursors: list[UserCursor] = []
         unplaced = 0
         for _, _, _, room in rooms[:1]:
@@ -361,85 +324,6 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         presence.broadcast(actor, entry, kind)
         return OkResult(ok=True)
 
-    async def get_active_sessions(
-        ctx: Context,
-        document_path: OnlyDocument = None,
-        directory: Annotated[str | None, Field(description="Only under this directory.")] = None,
-    ) -> CollabSessions:
-        """Open document rooms (sessions) and who is in each."""
-        service().touch(b.actors.of(ctx))
-        path = (await b.contents.require_document(document_path))[0] if document_path is not None else None
-        under = await require_directory(directory) if directory is not None else None
-        return CollabSessions(
-            sessions=[
-                CollabSession(
-                    session_id=room_id,
-                    document_path=room_path,
-                    room_id=room_id,
-                    type=kind,
-                    participants=_participants(room),
-                    connections=len(aw.clients(room)),
-                )
-                for room_id, kind, room_path, room in open_rooms(path)
-                if under is None or _is_under(room_path, under)
-            ]
-        )
-
-    def open_session(session_id: str) -> tuple[str, str, str, Any]:
-        for entry in open_rooms(None):
-            if entry[0] == session_id:
-                return entry
-        raise NotFound(
-            f"no open collaboration session {session_id!r}: get_active_sessions lists them (session_id is the "
-            "room id, like 'json:notebook:<file id>'), or give the document's path as document_path"
-        )
-
-    def one_of(session_id: str | None, document_path: str | None) -> None:
-        if (session_id is None) == (document_path is None):
-            raise InvalidArgument(
-                "give either session_id (from get_active_sessions) or document_path (the document's path), not "
-                + ("both" if session_id is not None else "neither")
-            )
-
-    async def join_session(ctx: Context, session_id: SessionId = None, document_path: SessionPath = None) -> JoinResult:
-        """Join a document's session (people see you in it)."""
-        one_of(session_id, document_path)
-        actor = b.actors.of(ctx)
-        if document_path is not None:
-            # By path: the document's room is opened if nobody has it open yet, as create_notebook_session does.
-            path, kind = await b.contents.require_document(document_path)
-            if kind == "notebook":
-                await b.rooms.notebook(path, actor)
-            else:
-                await b.rooms.text(path, actor)
-            presence = service().enter(actor, path, kind)
-            room = aw.room(b.rooms, presence.room_id) if presence is not None else None
-            if presence is None or room is None:
-                raise Unavailable(f"the live room of {path!r} closed while joining: retry")
-            return JoinResult(session_id=presence.room_id, document_path=path, participants=_participants(room))
-        assert session_id is not None
-        room_id, _, room_path, room = open_session(session_id)
-        if service().join(actor, room_id) is None:
-            raise Unavailable(f"session {session_id!r} closed while joining: get_active_sessions lists open ones")
-        return JoinResult(session_id=room_id, document_path=room_path, participants=_participants(room))
-
-    async def leave_session(ctx: Context, session_id: SessionId = None, document_path: SessionPath = None) -> OkResult:
-        """Leave a session until the agent acts there again."""
-        one_of(session_id, document_path)
-        presence = service()
-        actor = b.actors.of(ctx)
-        if document_path is not None:
-            path, kind = await b.contents.require_document(document_path)
-            room_id = b.rooms.room_id(path, kind, create_id=False)
-            if room_id is not None and presence.leave(actor, room_id):
-                return OkResult(ok=True)
-            return OkResult(ok=True, detail="this agent was not in that document's session")
-        assert session_id is not None
-        if presence.leave(actor, session_id):
-            return OkResult(ok=True)
-        open_session(session_id)  # unknown sessions are an error; known ones the agent was not in are not
-        return OkResult(ok=True, detail="this agent was not in that session")
-
     return [
         ToolSpec(get_online_users, "awareness", "Who is online", READ, read_only=True),
         ToolSpec(get_user_presence, "awareness", "A user's presence", READ, read_only=True),
@@ -449,7 +333,5 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         ToolSpec(point_at, "awareness", "Point people at a cell", READ, read_only=False),
         ToolSpec(get_user_activity, "awareness", "Recent agent activity", READ, read_only=True),
         ToolSpec(broadcast_user_activity, "awareness", "Announce an activity", READ, read_only=False, idempotent=False),
-        ToolSpec(get_active_sessions, "awareness", "Open collaboration sessions", READ, read_only=True),
-        ToolSpec(join_session, "awareness", "Join a collaboration session", READ, read_only=False),
-        ToolSpec(leave_session, "awareness", "Leave a collaboration session", READ, read_only=False),
+        *session_tools(b),
     ]

@@ -7,9 +7,9 @@ from typing import Annotated
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from jupyter_pair_mcp.adapters.contents.adapter import Entry, matcher
+from jupyter_pair_mcp.adapters.contents.listing import Entry, matcher
 from jupyter_pair_mcp.errors import InvalidArgument
-from jupyter_pair_mcp.models.results import (
+from jupyter_pair_mcp.models.documents import (
     CopiedDocument,
     CreatedDocument,
     DeletedDocument,

@@ -9,7 +9,7 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from jupyter_pair_mcp.errors import InvalidArgument
-from jupyter_pair_mcp.models.results import DiscardResult, ForkList, ForkResult, MergeResult
+from jupyter_pair_mcp.models.history import DiscardResult, ForkList, ForkResult, MergeResult
 from jupyter_pair_mcp.services.forks import Fork
 from jupyter_pair_mcp.tools.params import DocumentPath
 from jupyter_pair_mcp.tools.registry import READ, WRITE, Backends, ToolSpec

@@ -9,7 +9,7 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from jupyter_pair_mcp.errors import InvalidArgument, Unavailable
-from jupyter_pair_mcp.models.results import (
+from jupyter_pair_mcp.models.history import (
     HistoryResult,
     HistoryVersion,
     RestoreResult,

@@ -10,7 +10,7 @@ from typing import Annotated
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from jupyter_pair_mcp.adapters.contents.adapter import Entry, matcher
+from jupyter_pair_mcp.adapters.contents.listing import Entry, matcher
 from jupyter_pair_mcp.adapters.rooms import CellData
 from jupyter_pair_mcp.adapters.rooms.cells import search_snapshot
 from jupyter_pair_mcp.adapters.rooms.locks import lock_of

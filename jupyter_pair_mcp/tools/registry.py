@@ -29,7 +29,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp_types import ToolAnnotations
 
-from jupyter_pair_mcp.adapters.contents.adapter import ContentsAdapter, matcher
+from jupyter_pair_mcp.adapters.contents.adapter import ContentsAdapter
+from jupyter_pair_mcp.adapters.contents.listing import matcher
 from jupyter_pair_mcp.adapters.kernels.adapter import KernelsAdapter
 from jupyter_pair_mcp.adapters.rooms import RoomsAdapter
 from jupyter_pair_mcp.errors import PairMCPError, PermissionDenied, is_fault

@@ -12,17 +12,14 @@ from pydantic import Field
 
 from jupyter_pair_mcp.adapters.rooms import MergeConflict, TextOp, plan_text
 from jupyter_pair_mcp.errors import Conflict, InvalidArgument
-from jupyter_pair_mcp.models.results import (
-    Collaboration,
+from jupyter_pair_mcp.models.documents import (
     DocumentContent,
     ReplaceTextResult,
-    SessionResult,
     TextDeleteOp,
     TextEditResult,
     TextInsertOp,
-    TextUpdateOp,
-    User,
 )
+from jupyter_pair_mcp.models.results import Collaboration, SessionResult, TextUpdateOp, User
 from jupyter_pair_mcp.tools.notebook import check_max, join_room
 from jupyter_pair_mcp.tools.notebook_edit import MAX_BATCH, REPLAN_ATTEMPTS
 from jupyter_pair_mcp.tools.params import (

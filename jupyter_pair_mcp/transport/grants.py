@@ -23,7 +23,8 @@ from tornado import web
 
 from jupyter_pair_mcp.errors import InvalidArgument, NotFound, PermissionDenied
 from jupyter_pair_mcp.services.actors import OWNER, name_person, person_name
-from jupyter_pair_mcp.services.grants import LEVELS, Grant, GrantStore, normalize_folder
+from jupyter_pair_mcp.services.grant_records import LEVELS, Grant, normalize_folder
+from jupyter_pair_mcp.services.grants import GrantStore
 from jupyter_pair_mcp.transport.hub import hub_server
 from jupyter_pair_mcp.transport.oauth import LEVEL_NEEDS, normalized_base, origin
 from jupyter_pair_mcp.transport.rest import _Handler, _needs_read

@@ -30,7 +30,7 @@ from jupyter_server.base.handlers import JupyterHandler
 from tornado import web
 
 from jupyter_pair_mcp.services.actors import person_name
-from jupyter_pair_mcp.services.grants import LEVELS, Grant, normalize_folder
+from jupyter_pair_mcp.services.grant_records import LEVELS, Grant, normalize_folder
 from jupyter_pair_mcp.transport.asgi import TornadoASGIBridge
 from jupyter_pair_mcp.transport.hub import browser_protocol, hub_server
 from jupyter_pair_mcp.transport.scrub import ScrubbedLogs

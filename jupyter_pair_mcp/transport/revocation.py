@@ -17,7 +17,7 @@ from typing import Any
 
 from jupyter_pair_mcp.request_state import fingerprint
 from jupyter_pair_mcp.services.actors import grant_key
-from jupyter_pair_mcp.services.grants import Grant
+from jupyter_pair_mcp.services.grant_records import Grant
 
 log = logging.getLogger(__name__)
 

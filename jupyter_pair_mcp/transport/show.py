@@ -15,7 +15,7 @@ from jupyter_server.base.handlers import APIHandler
 from tornado import web
 
 from jupyter_pair_mcp.errors import InvalidArgument, NotFound
-from jupyter_pair_mcp.services.grants import clean_name
+from jupyter_pair_mcp.services.grant_records import clean_name
 from jupyter_pair_mcp.services.show import ShowRequests
 from jupyter_pair_mcp.transport.rest import _Handler, _needs_read
 

@@ -5,7 +5,8 @@ before the contents manager is asked anything, is stricter than the manager's ow
 absolute or drive paths, no backslashes or control characters, no hidden components while the
 server hides them (``ContentsManager.allow_hidden``), and — unless an admin allows it — no path
 that resolves through a symlink to somewhere outside the root (the file contents manager follows
-such links). A refused path is an :class:`InvalidPath` naming the rule and the way out.
+such links). A refused path is an :class:`InvalidPath` naming the rule and the way out. Entries, filters and
+the resumable walk the listings page through are ``listing.py``'s.
 """
 
 from __future__ import annotations
@@ -13,13 +14,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import fnmatch
 import logging
 import os
 import posixpath
 from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import nbformat
@@ -27,23 +25,10 @@ from jupyter_core.utils import ensure_async
 from tornado.web import HTTPError
 
 from jupyter_pair_mcp.adapters.contents.errors import os_reason, problem, translate
+from jupyter_pair_mcp.adapters.contents.listing import Entry, entry_of
 from jupyter_pair_mcp.errors import InvalidArgument, InvalidPath, NotFound
 
 log = logging.getLogger(__name__)
-
-_GLOB_CHARS = frozenset("*?[")
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One file or directory as the contents manager describes it (no content)."""
-
-    path: str
-    name: str
-    type: str  # "notebook", "file" or "directory"
-    size: int | None
-    last_modified: str | None
-    writable: bool
 
 
 class ContentsAdapter:
@@ -148,7 +133,7 @@ class ContentsAdapter:
 
     async def model(self, path: str) -> Entry:
         try:
-            return _entry(await ensure_async(self.manager.get(path, content=False)))
+            return entry_of(await ensure_async(self.manager.get(path, content=False)))
         except HTTPError as exc:
             raise translate(exc, path, root=self._root()) from None
 
@@ -299,7 +284,7 @@ class ContentsAdapter:
             model = await ensure_async(self.manager.get(path, content=False))
         except HTTPError:
             return None
-        return _entry(model).last_modified
+        return entry_of(model).last_modified
 
     async def walk(self, start: str, *, accept: Any, max_results: int) -> tuple[list[Entry], bool]:
         """Breadth-first listing under directory ``start``: entries ``accept`` keeps, and truncation.
@@ -329,7 +314,7 @@ class ContentsAdapter:
             model = await ensure_async(self.manager.get(directory, content=True, type="directory"))
         except HTTPError as exc:
             raise translate(exc, directory, root=self._root()) from None
-        children = [_entry(m) for m in model.get("content") or []]
+        children = [entry_of(m) for m in model.get("content") or []]
         children.sort(key=lambda e: (e.type == "directory", e.name))
         return children
 
@@ -339,102 +324,3 @@ class ContentsAdapter:
         except InvalidPath:
             return True
         return False
-
-
-def _entry(model: dict[str, Any]) -> Entry:
-    last_modified: Any = model.get("last_modified")
-    if hasattr(last_modified, "isoformat"):
-        last_modified = last_modified.isoformat()
-    return Entry(
-        path=model["path"],
-        name=model["name"],
-        type=model["type"],
-        size=model.get("size"),
-        last_modified=last_modified,
-        writable=bool(model.get("writable", False)),
-    )
-
-
-def matcher(path_filter: str) -> tuple[str, Any]:
-    """Split a user filter into the directory to walk and a predicate on entry paths.
-
-    A filter with glob characters (``*?[``) matches whole paths (``**/*.md`` style, via fnmatch);
-    otherwise it is a path prefix (``work/`` lists that directory, ``work/da`` what starts so).
-    """
-    cleaned = path_filter.strip()
-    while cleaned.startswith("./"):
-        cleaned = cleaned[2:]
-    if any(c in _GLOB_CHARS for c in cleaned):
-        static = cleaned.split("/")
-        base_parts: list[str] = []
-        for part in static[:-1]:
-            if any(c in _GLOB_CHARS for c in part):
-                break
-            base_parts.append(part)
-        return "/".join(base_parts), lambda p: fnmatch.fnmatchcase(p, cleaned)
-    base = cleaned.rstrip("/") if cleaned.endswith("/") else posixpath.dirname(cleaned)
-    return base, lambda p: p.startswith(cleaned)
-
-
-async def walk_after(
-    contents: ContentsAdapter,
-    after: str,
-    *,
-    accept: Any,
-    limit: int,
-    max_directories: int,
-    enters: Callable[[str], bool] | None = None,
-) -> tuple[list[Entry], int, bool]:
-    """The first ``limit`` entries ``accept`` keeps after the path ``after`` ("" = from the root), depth
-    first in listing order (a directory's files by name, then its directories): resumable from a path alone.
-
-    The walk to continue is rebuilt from the ancestors of ``after`` — one listing each — so a page of a
-    paged listing costs what it walks, never the entries before it; and the order is fixed by the names,
-    so the same files give the same pages. A directory that vanished meanwhile is skipped. Returns the
-    entries, the directories listed (at most ``max_directories``) and whether the walk reached the end.
-    ``enters(path)`` False: the walk does not go into that directory (a grant's folders are elsewhere).
-    """
-    listed = 0
-
-    def order(entry: Entry) -> tuple[bool, str]:
-        return entry.type == "directory", entry.name
-
-    async def children(directory: str) -> list[Entry]:
-        nonlocal listed
-        listed += 1
-        try:
-            return await contents._children(directory)
-        except NotFound:
-            return []
-
-    stack: list[tuple[list[Entry], int]] = []  # (a directory's children, the next one to visit)
-    parts = after.split("/") if after else []
-    directory = ""
-    for depth, name in enumerate(parts):
-        if listed >= max_directories:
-            return [], listed, False
-        found = await children(directory)
-        mark = (depth < len(parts) - 1, name)  # its ancestors are directories, ``after`` itself is not
-        stack.append((found, next((i for i, e in enumerate(found) if order(e) > mark), len(found))))
-        directory = posixpath.join(directory, name)
-    if not parts:
-        stack.append((await children(""), 0))
-    kept: list[Entry] = []
-    while stack and len(kept) < limit:
-        found, position = stack[-1]
-        if position >= len(found):
-            stack.pop()
-            continue
-        stack[-1] = (found, position + 1)
-        entry = found[position]
-        if accept(entry):
-            kept.append(entry)
-        if (
-            entry.type == "directory"
-            and (enters is None or enters(entry.path))
-            and not contents._is_link_outside(entry.path)
-        ):
-            if listed >= max_directories:
-                return kept, listed, False
-            stack.append((await children(entry.path), 0))
-    return kept, listed, not stack

@@ -6,7 +6,7 @@ defaults would hand back a detached copy (edits vanish) or nothing when no brows
 and a handle kept from an earlier call may belong to a room that has since been deleted (edits to it
 "succeed" and are lost). Rooms we had to create are ours to clean up: jupyter-collaboration only
 deletes rooms when a websocket closes, so the rooms an agent uses are kept, saved and closed by
-:mod:`.keepalive`. Opening a room, and refusing
+:mod:`.keepalive`. Finding a path's room without opening it is :mod:`.lookups`. Opening a room, and refusing
 a file collaboration cannot load, is :mod:`.opening`; writing rooms to disk (now, on close, at stop)
 is :mod:`.persist`, within a bounded interval of their first unsaved change :mod:`.saving`, and a file
 changed on disk is merged with a room's unsaved changes by :mod:`.reload` (:mod:`.diskmerge`).
@@ -20,13 +20,9 @@ import functools
 import logging
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from pycrdt import Array, Map, Text
-
-from jupyter_pair_mcp.adapters.rooms.awareness import people as room_people
-from jupyter_pair_mcp.adapters.rooms.cellindex import CellIndex, observe_changes, quiet_room_observer
+from jupyter_pair_mcp.adapters.rooms.cellindex import CellIndex, quiet_room_observer
 from jupyter_pair_mcp.adapters.rooms.disk import DiskWatch, reason_of
 from jupyter_pair_mcp.adapters.rooms.edits import EditJournal
 from jupyter_pair_mcp.adapters.rooms.history import (
@@ -38,6 +34,7 @@ from jupyter_pair_mcp.adapters.rooms.history import (
     store_key,
 )
 from jupyter_pair_mcp.adapters.rooms.keepalive import KeptRooms
+from jupyter_pair_mcp.adapters.rooms.lookups import ROOM_PREFIX, RoomLookups
 from jupyter_pair_mcp.adapters.rooms.notebook import NotebookView
 from jupyter_pair_mcp.adapters.rooms.opening import Explain, open_document
 from jupyter_pair_mcp.adapters.rooms.outline import Outline, OutlineCache
@@ -65,32 +62,6 @@ log = logging.getLogger(__name__)
 OUTLINE_CACHE_BYTES = 64 << 20
 #: Bytes of problem rows kept for paging (problems.py), all rooms together.
 PROBLEMS_CACHE_BYTES = 16 << 20
-#: Room id prefixes as jupyter-collaboration builds them: ``{file_format}:{content_type}:{file_id}``.
-_ROOM_PREFIX = {"notebook": "json:notebook", "file": "text:file"}
-
-
-@dataclass(frozen=True)
-class ContentWatch:
-    """Observers on one room document's content; ``close()`` detaches them."""
-
-    ydoc: Any
-    subscriptions: list[tuple[Any, Any]]
-
-    def close(self) -> None:
-        for shared, subscription in self.subscriptions:
-            with contextlib.suppress(Exception):  # the document may be gone already
-                if isinstance(shared, Text):
-                    shared.unobserve(subscription)
-                else:
-                    subscription.drop()  # a raw subscription (observe_changes)
-
-
-@dataclass(frozen=True)
-class RoomInfo:
-    room_id: str
-    file_id: str
-    collaborators: int
-    users: list[dict[str, Any]]
 
 
 def _rules(router: Any) -> list[Any]:
@@ -102,8 +73,8 @@ def _rules(router: Any) -> list[Any]:
     return found
 
 
-class RoomsAdapter:
-    """Reads and edits jupyter-collaboration's rooms; looks the extension up lazily (it may load after us)."""
+class RoomsAdapter(RoomLookups):
+    """Reads and edits jupyter-collaboration's rooms: opens them, keeps them, saves them, and hands out views."""
 
     def __init__(
         self,
@@ -119,7 +90,7 @@ class RoomsAdapter:
         max_history_cache_bytes: int = 64 << 20,
         max_replica_bytes: int = 64 << 20,
     ) -> None:
-        self.serverapp = serverapp
+        super().__init__(serverapp)
         self.explain = explain
         self.save_interval = save_interval
         self.kept = KeptRooms(self._ydoc_extension, self._forget, idle_timeout, max_kept_size)
@@ -133,20 +104,10 @@ class RoomsAdapter:
         self._db_path: str | None = None
         self._metadata = MetadataCache(max_bytes=max_history_cache_bytes)
         self._ystore_configured = False
-        self._indexes: dict[str, tuple[Any, CellIndex]] = {}
         self.outlines = OutlineCache(OUTLINE_CACHE_BYTES)
         self.problems = OutlineCache(PROBLEMS_CACHE_BYTES)  # the same keeping, for problems.py's rows
-        self._ydoc: Any = None
 
-    # -- lookups ----------------------------------------------------------------------------------
-    def _ydoc_extension(self) -> Any | None:
-        if self._ydoc is not None:
-            return self._ydoc
-        manager = getattr(self.serverapp, "extension_manager", None)
-        point = manager.extension_points.get("jupyter_server_ydoc") if manager is not None else None
-        self._ydoc = getattr(point, "app", None) if point is not None else None
-        return self._ydoc
-
+    # -- the extension (lookups that open no room are RoomLookups', lookups.py) ------------------
     def _require(self) -> Any:
         ydoc = self._ydoc_extension()
         if ydoc is None or getattr(ydoc, "ywebsocket_server", None) is None:
@@ -248,89 +209,8 @@ class RoomsAdapter:
         """Names of the people whose clients wrote an update, from the room's awareness (while they are in
         it); None when only the room's own server-side client wrote it."""
         kind, _, rest = key.lstrip(".").partition(":")
-        prefix = _ROOM_PREFIX.get("notebook" if kind == "notebook" else "file")
+        prefix = ROOM_PREFIX.get("notebook" if kind == "notebook" else "file")
         return people(self._room(f"{prefix}:{rest.removesuffix('.y')}"), client_ids)
-
-    def _file_ids(self) -> Any:
-        settings = getattr(getattr(self.serverapp, "web_app", None), "settings", {})
-        return settings.get("file_id_manager")
-
-    def room_id(self, path: str, kind: str, *, create_id: bool = True) -> str | None:
-        file_ids = self._file_ids()
-        if file_ids is None:
-            return None
-        # get_id is a read; index() writes to the id database on every call, so only when needed.
-        file_id = file_ids.get_id(path)
-        if file_id is None and create_id:
-            file_id = file_ids.index(path)
-        return f"{_ROOM_PREFIX[kind]}:{file_id}" if file_id else None
-
-    def _room(self, room_id: str | None) -> Any | None:
-        ydoc = self._ydoc_extension()
-        server = getattr(ydoc, "ywebsocket_server", None)
-        return server.rooms.get(room_id) if server is not None and room_id else None
-
-    def collaborators(self, path: str, kind: str) -> int:
-        """Number of clients connected to the room of ``path`` (0 when no room is open); opens nothing."""
-        if kind not in _ROOM_PREFIX:
-            return 0
-        room = self._room(self.room_id(path, kind, create_id=False))
-        return len(room.clients) if room is not None else 0
-
-    def live_ydoc(self, path: str, kind: str) -> Any | None:
-        """The Y document of the room open for ``path`` right now, or None; never opens a room."""
-        room = self._room(self.room_id(path, kind, create_id=False))
-        return getattr(room, "ydoc", None) if room is not None else None
-
-    def watch_content(self, path: str, kind: str, callback: Any) -> ContentWatch | None:
-        """Call ``callback`` on every change to the content of the open room of ``path`` (cells and notebook
-        metadata, or a file's text) — not on the room's own state writes, like the dirty flag a save clears.
-        Opens nothing: None when no room is open."""
-        ydoc = self.live_ydoc(path, kind)
-        if ydoc is None:
-            return None
-        if kind == "notebook":
-            shared: list[Any] = [ydoc.get("cells", type=Array), ydoc.get("meta", type=Map)]
-            return ContentWatch(ydoc, [(s, observe_changes(s, callback)) for s in shared])  # no event paths (walks)
-        text = ydoc.get("source", type=Text)
-        return ContentWatch(ydoc, [(text, text.observe(callback))])
-
-    def cell_position(self, path: str, cell_id: str | None) -> int | None:
-        """Where a cell sits in the open room of ``path``, from its cell index (None: no index or no cell)."""
-        entry = self._indexes.get(self.room_id(path, "notebook", create_id=False) or "")
-        return entry[1].position(cell_id) if entry is not None and cell_id else None
-
-    def cell_positions(self, path: str, cell_ids: list[str]) -> dict[str, int | None]:
-        """Where each cell sits in the open room of ``path``, for people to see, from its cell index without
-        walking the cells (one room lookup for all of them; None for a cell not there, and for all when no room
-        is open or its index is of an older room)."""
-        room_id = self.room_id(path, "notebook", create_id=False) or ""
-        entry = self._indexes.get(room_id)
-        if entry is None or entry[0].ydoc is not getattr(self._room(room_id), "ydoc", None):
-            return dict.fromkeys(cell_ids)
-        return {cell_id: entry[1].shown_position(cell_id) for cell_id in cell_ids}
-
-    def info(self, path: str, kind: str) -> RoomInfo | None:
-        """Room id and who is in the room of ``path`` (from awareness), or None when no room is open."""
-        room_id = self.room_id(path, kind, create_id=False)
-        room = self._room(room_id)
-        if room is None or room_id is None:
-            return None
-        users = [
-            {
-                "client_id": p.client_id,
-                "username": p.user["username"],
-                "display_name": p.user.get("display_name") or p.user.get("name") or p.user["username"],
-            }
-            for p in room_people(room)
-        ]
-        return RoomInfo(room_id, room_id.rsplit(":", 1)[-1], len(room.clients), users)
-
-    def server_session_id(self) -> str:
-        """The collaboration session id browsers get from ``PUT /api/collaboration/session``."""
-        from jupyter_server_ydoc.utils import SERVER_SESSION
-
-        return str(SERVER_SESSION)
 
     # -- the live document ------------------------------------------------------------------------
     async def notebook(self, path: str, actor: Any = None) -> NotebookView:
@@ -349,11 +229,6 @@ class RoomsAdapter:
         shape = functools.partial(problem_rows, python=python)  # picklable for the scan process
         # Parsing a cell holds the GIL in one C call (~120 ms for 100 KB): in the scan process at any size.
         return await self.problems.rows(key, view.index, view.ydoc, self.scanner.scan_away, shape)
-
-    def index_seed(self, path: str, document: Any) -> tuple[list[str], list[str], list[bool]] | None:
-        """The live notebook's cell index, copied (:meth:`CellIndex.seed`), when it follows ``document``."""
-        entry = self._indexes.get(self.room_id(path, "notebook", create_id=False) or "")
-        return entry[1].seed() if entry is not None and entry[0] is document else None
 
     async def text(self, path: str, actor: Any = None) -> TextView:
         """The live text document of ``path`` for this call only (the caller checked it is a file)."""
