@@ -646,6 +646,13 @@ DISPLAY_BIG_JSON = (
 )
 
 
+SAVE_BIG = (
+    "saving a notebook with a 12 MB output when the server stops: jupyter_server's save converts (nbformat.from_dict)"
+    " and signs every value of the notebook on the loop (upstream; ~160 ms CPU on a loaded machine)"
+)
+
+
+@pytest.mark.loop_bound(1.0, reason=SAVE_BIG, phases=("teardown",))
 async def test_running_a_12_mb_json_output_into_a_cell(mcp_client: Any, make_notebook: Any) -> None:
     """A kernel's 12 MB application/json display, decoded, written into the room and shown to the agent (cut):
     running it once held the loop 11.8 s."""
