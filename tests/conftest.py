@@ -17,6 +17,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from traitlets.config import Config
 
+from jupyter_pair_mcp.adapters.rooms.updates import state_vector
+
 from .patience import patient
 
 pytest_plugins = ["pytest_jupyter.jupyter_server", "tests.watchdog", "tests.timeouts", "tests.loopmonitor"]
@@ -278,28 +280,10 @@ async def autosaved(serverapp: Any, path: str, kind: str = "notebook") -> None:
         await until(lambda: not save_pending(room), what=f"the save of {path!r}")
 
 
-def _state_vector(state: bytes) -> dict[int, int]:
-    """Decode a Yjs state vector (varint count, then client id and clock pairs)."""
-    position = 0
-
-    def varint() -> int:
-        nonlocal position
-        value = shift = 0
-        while True:
-            byte = state[position]
-            position += 1
-            value |= (byte & 0x7F) << shift
-            shift += 7
-            if byte < 0x80:
-                return value
-
-    return {varint(): varint() for _ in range(varint())}
-
-
 def has_all_of(holder: bytes, other: bytes) -> bool:
     """Whether the state vector ``holder`` includes every insertion counted in the state vector ``other``."""
-    have = _state_vector(holder)
-    return all(have.get(client, 0) >= clock for client, clock in _state_vector(other).items())
+    have = state_vector(holder)
+    return all(have.get(client, 0) >= clock for client, clock in state_vector(other).items())
 
 
 async def received(serverapp: Any, human: Any) -> None:

@@ -110,17 +110,6 @@ def _varuints(data: bytes, count: int) -> list[int]:
 def state_vector(state: bytes) -> dict[int, int]:
     """A Yjs state vector decoded (varint count, then client id and clock pairs): the encoding's order of clients
     is a hash map's, so two equal states may differ in bytes."""
-    position = 0
-
-    def varint() -> int:
-        nonlocal position
-        value = shift = 0
-        while True:
-            byte = state[position]
-            position += 1
-            value |= (byte & 0x7F) << shift
-            shift += 7
-            if byte < 0x80:
-                return value
-
-    return {varint(): varint() for _ in range(varint())}
+    (count,), pos = _read(state, 0, 1)
+    pairs, _ = _read(state, pos, 2 * count)
+    return dict(zip(pairs[::2], pairs[1::2], strict=True))
