@@ -139,7 +139,7 @@ def awareness_tools(b: Backends) -> list[ToolSpec]:
         user_id: Annotated[str, Field(description="From get_online_users.")],
         document_path: Annotated[str | None, Field(description="Status in this document.")] = None,
     ) -> UserPresence:
-        """A user's status, last activity and current document."""
+        """A user's status, last activity, current document."""
         presence = service()
         presence.touch(b.actors.of(ctx))
         path = (await b.contents.require_document(document_path))[0] if document_path is not None else None

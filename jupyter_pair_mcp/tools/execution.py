@@ -211,7 +211,7 @@ def execution_tools(b: Backends) -> list[ToolSpec]:
         exec: Annotated[bool, Field(description="Then run all code cells; stops at an error.")] = False,
         timeout: Timeout = 30,
     ) -> KernelResult:
-        """Restart the notebook's kernel (variables are lost)."""
+        """Restart the notebook's kernel (variables lost)."""
         check_timeout(timeout)
         path = await b.contents.require(path, "notebook")
         running = await b.kernels.kernel_for(path)

@@ -85,7 +85,7 @@ def kernel_tools(b: Backends) -> list[ToolSpec]:
         )
 
     async def set_notebook_kernel(ctx: Context, path: NotebookPath, kernel_name: KernelName) -> NotebookKernel:
-        """Switch a notebook's kernel (metadata and session)."""
+        """Switch a notebook's kernel (metadata, session)."""
         await authorize(ctx, *WRITE)
         path = await b.contents.require(path, "notebook")
         spec = await b.kernels.kernelspec(kernel_name)

@@ -37,6 +37,6 @@ CollaborationState = Annotated[bool, Field(description="Who is in the room.")]
 #: runs it, where other people's variables live, and where its relative paths point.
 RunCells = Annotated[
     bool,
-    Field(description="Run code cells (shared kernel); stops at errors."),
+    Field(description="Run code cells (shared kernel, notebook's folder); stops at errors."),
 ]
 Timeout = Annotated[float, Field(description="Seconds per cell, then interrupt (max 3600).")]

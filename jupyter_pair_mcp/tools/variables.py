@@ -41,7 +41,7 @@ def variable_tools(b: Backends) -> list[ToolSpec]:
         return kernel.id
 
     async def list_variables(ctx: Context, path: NotebookPath) -> VariableList:
-        """Kernel variables: type, short value, size or shape."""
+        """Kernel variables: type, short value, size/shape."""
         path = await b.contents.require(path, "notebook")
         found = await inspector.variables(await running_kernel(path), limit=LIST_LIMIT, chars=LIST_CHARS)
         return VariableList(
