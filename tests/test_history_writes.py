@@ -51,8 +51,18 @@ async def test_updates_waiting_for_the_store_are_written_in_one_transaction(
         )
         await stored(jp_serverapp, path)
         store._db._real_connection.set_trace_callback(None)
-    commits = statements.count("COMMIT")
-    assert commits <= 4, f"{commits} transactions for {TYPED} queued updates"
+    # The queued keystrokes went in one transaction; other writes in the window (the agent's edit, an update
+    # that reached the store before it got busy) are their own, as many as the machine's timing makes them.
+    transactions, inserts = [], 0
+    for sql in statements:
+        if sql.startswith("INSERT"):
+            inserts += 1
+        elif sql == "COMMIT":
+            transactions.append(inserts)
+            inserts = 0
+    assert max(transactions, default=0) >= TYPED, (
+        f"the {TYPED} queued updates split: rows per transaction {transactions}"
+    )
     rows = _rows(jp_serverapp)[before:]
     metadata = [row[1] for row in rows]
     assert sum(b'"source":"user"' in m for m in metadata) >= TYPED  # each keystroke its own row, a person's
