@@ -14,7 +14,7 @@ from typing import Any
 import pycrdt
 import pytest
 
-from jupyter_pair_mcp.adapters.rooms import cellindex, notebook, scanning
+from jupyter_pair_mcp.adapters.rooms import cellindex, notebook, notebook_reads, scanning
 
 from .conftest import call_tool, notebook_json, within
 from .test_review import People
@@ -63,7 +63,7 @@ class WholeReads:
             (notebook.NotebookView, "sources"),
             (notebook.NotebookView, "all_cells"),
             (cellindex, "cells_json"),
-            (notebook, "cells_json"),
+            (notebook_reads, "cells_json"),
         ]:
             original = getattr(owner, name)
             monkeypatch.setattr(owner, name, self._counted(original, name))
