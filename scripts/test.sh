@@ -5,7 +5,7 @@
 # official MCP conformance suite from npm, a real JupyterHub with its proxy from npm, and browser tests in
 # Debian's headless Chromium, which is
 # installed from the system package manager when missing). Fails when any of them fails.
-# Each step announces itself (pip shows its own progress); the tests take about 12 minutes on 2 idle cores and
+# Each step announces itself (pip shows its own progress); the tests take about 18 minutes on 2 idle cores and
 # about 17 when two other CPU-heavy processes share them (README.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,5 +40,5 @@ if [ "$#" -eq 0 ]; then
     .venv-jupyterai/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
     .venv-jupyterai/bin/python -m pytest tests/test_jupyterai.py tests/browser/test_jupyterai_browser.py
 fi
-step "8/8 pytest (about 15 minutes on 2 idle cores, more on busy ones)"
+step "8/8 pytest (about 18 minutes on 2 idle cores, more on busy ones)"
 python -m pytest "$@"
